@@ -1,0 +1,124 @@
+package tool
+
+import "encoding/json"
+
+// ClaimType says which kind of grant a tool is run for. Its values are the
+// strings a tool sees in Input.ClaimType.
+type ClaimType string
+
+// The claim types, in the order of the phases that grant them.
+const (
+	// ClaimTypeReview asks the tool to review the target artefact.
+	ClaimTypeReview ClaimType = "review"
+	// ClaimTypeClaim is a parallel grant: several agents work on the target.
+	ClaimTypeClaim ClaimType = "claim"
+	// ClaimTypeExclusive is a grant that only this agent holds.
+	ClaimTypeExclusive ClaimType = "exclusive"
+	// ClaimTypeFeedback asks the author to rework the target after reviews;
+	// the reviews are in Input.Feedback.
+	ClaimTypeFeedback ClaimType = "feedback"
+)
+
+// AllClaimTypes returns every valid ClaimType in phase order. The slice is
+// new on each call.
+func AllClaimTypes() []ClaimType {
+	return []ClaimType{ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback}
+}
+
+// Valid reports whether t is one of AllClaimTypes. The zero value is not
+// valid.
+func (t ClaimType) Valid() bool {
+	switch t {
+	case ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback:
+		return true
+	}
+	return false
+}
+
+// Artefact is what a tool sees of an artefact on the blackboard: the target of
+// its claim, a link of its context chain or a review it must address.
+//
+// A nil SourceArtefacts is encoded as [] so that tools never see null where
+// they expect a list.
+type Artefact struct {
+	ID              string            `json:"id"`
+	LogicalID       string            `json:"logical_id"`
+	Version         int               `json:"version"`
+	StructuralType  string            `json:"structural_type"`
+	Type            string            `json:"type"`
+	Payload         string            `json:"payload"`
+	SourceArtefacts []string          `json:"source_artefacts"`
+	ProducedByRole  string            `json:"produced_by_role"`
+	WorkflowID      string            `json:"workflow_id"`
+	ClaimID         string            `json:"claim_id,omitempty"`
+	Summary         string            `json:"summary,omitempty"`
+	CreatedAtMs     int64             `json:"created_at_ms"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+}
+
+// MarshalJSON encodes a nil SourceArtefacts as [].
+func (a Artefact) MarshalJSON() ([]byte, error) {
+	type plain Artefact // plain has no methods, so this does not recurse
+	p := plain(a)
+	if p.SourceArtefacts == nil {
+		p.SourceArtefacts = []string{}
+	}
+	return json.Marshal(p)
+}
+
+// Workflow is what a tool sees of the workflow its claim belongs to.
+type Workflow struct {
+	ID        string `json:"id"`
+	Goal      string `json:"goal"`
+	Iteration int    `json:"iteration"`
+	Priority  int    `json:"priority"`
+}
+
+// Memory is the memory handed to a tool (§10 of the spec): the workflow's
+// shared memory, the learnings from human rejections, and the compact
+// memories of upstream agents keyed by agent name.
+//
+// A nil Upstream is encoded as {}.
+type Memory struct {
+	Shared    string            `json:"shared"`
+	Learnings string            `json:"learnings"`
+	Upstream  map[string]string `json:"upstream"`
+}
+
+// MarshalJSON encodes a nil Upstream as {}.
+func (m Memory) MarshalJSON() ([]byte, error) {
+	type plain Memory
+	p := plain(m)
+	if p.Upstream == nil {
+		p.Upstream = map[string]string{}
+	}
+	return json.Marshal(p)
+}
+
+// Input is the one JSON document the cub writes on a tool's stdin. Encode it
+// with json.Marshal: nil ContextChain and Feedback are encoded as [], so a
+// tool can always iterate over them.
+type Input struct {
+	ClaimID        string     `json:"claim_id"`
+	ClaimType      ClaimType  `json:"claim_type"`
+	TargetArtefact Artefact   `json:"target_artefact"`
+	ContextChain   []Artefact `json:"context_chain"`
+	Feedback       []Artefact `json:"feedback"`
+	Workflow       Workflow   `json:"workflow"`
+	Memory         Memory     `json:"memory"`
+	Instance       string     `json:"instance"`
+	Agent          string     `json:"agent"`
+}
+
+// MarshalJSON encodes nil ContextChain and Feedback as [].
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input
+	p := plain(in)
+	if p.ContextChain == nil {
+		p.ContextChain = []Artefact{}
+	}
+	if p.Feedback == nil {
+		p.Feedback = []Artefact{}
+	}
+	return json.Marshal(p)
+}

@@ -1,0 +1,17 @@
+// Package tool defines the contract between the cub and an agent's tool and
+// runs the tool safely.
+//
+// A tool is any program: the cub writes one JSON document ([Input]) on its
+// stdin and reads one JSON document ([Output]) from its stdout; everything the
+// tool wants to log goes to stderr. [ParseOutput] checks what the tool printed
+// and explains precisely what is wrong when it is not acceptable.
+//
+// [Run] executes the tool as a child process in its own process group, with a
+// timeout, caps on stdout and stderr and an environment built by
+// [ScrubbedEnv]. Whatever happens to the tool, Run returns a [Result] that
+// says what went wrong ([FailureKind]) and keeps the tails of both streams so
+// that [FailureReport] can render the payload of a Failure artefact.
+//
+// The package knows nothing of Redis: tools never talk to the blackboard, and
+// they never receive its credentials.
+package tool

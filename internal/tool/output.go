@@ -1,0 +1,481 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits that ParseOutput applies to a tool's output.
+const (
+	// MaxArtefactTypeLen is the longest accepted artefact_type, in bytes
+	// (the allowed characters are all ASCII).
+	MaxArtefactTypeLen = 128
+	// MaxSummaryLen is the longest summary kept, in characters (runes); a
+	// longer one is cut and ends in "…".
+	MaxSummaryLen = 200
+)
+
+// Output fields, as the tool spells them.
+const (
+	fieldArtefactType    = "artefact_type"
+	fieldArtefactPayload = "artefact_payload"
+	fieldSummary         = "summary"
+	fieldStructuralType  = "structural_type"
+	fieldMemory          = "memory"
+)
+
+// outputFields lists the accepted fields in the order error messages give.
+var outputFields = []string{fieldArtefactType, fieldArtefactPayload, fieldSummary, fieldStructuralType, fieldMemory}
+
+// outputStructuralTypes are the structural types a tool may ask for; the
+// empty string means the cub's default (Standard).
+var outputStructuralTypes = []string{"Review", "Question", "Terminal"}
+
+// fieldHints maps names that authors commonly write by mistake to the field
+// they meant.
+var fieldHints = map[string]string{
+	"type":             fieldArtefactType,
+	"payload":          fieldArtefactPayload,
+	"artifact_type":    fieldArtefactType,
+	"artifact_payload": fieldArtefactPayload,
+}
+
+// Output is the one JSON document a tool prints on stdout, as ParseOutput
+// returns it:
+//
+//   - ArtefactType is the user type of the new artefact; "" only on feedback
+//     claims (the cub then keeps the target's type).
+//   - ArtefactPayload is the payload text. When the tool printed a JSON object
+//     or array instead of a string, it holds that value as compact JSON.
+//   - Summary is one line of at most MaxSummaryLen characters.
+//   - StructuralType is "", "Review", "Question" or "Terminal".
+//   - Memory is the tool's compact memory (§10) as compact JSON text of an
+//     object, or nil when the tool returned none.
+type Output struct {
+	ArtefactType    string          `json:"artefact_type"`
+	ArtefactPayload string          `json:"artefact_payload"`
+	Summary         string          `json:"summary"`
+	StructuralType  string          `json:"structural_type"`
+	Memory          json.RawMessage `json:"memory"`
+}
+
+// ParseOutput checks what a tool printed on stdout for a claim of type
+// claimType and returns it as an Output.
+//
+// stdout must hold exactly one JSON object, optionally surrounded by JSON
+// whitespace. Its fields are those of Output; artefact_type is required except
+// on feedback claims. Payloads larger than maxPayload bytes are refused;
+// maxPayload <= 0 disables that check (the blackboard still enforces its own
+// limit). A JSON null counts as an absent field.
+//
+// Every problem with the tool's output is reported as an *OutputError (which
+// matches ErrInvalidOutput) that names all the faults found and what would
+// have been accepted. An invalid claimType returns an error wrapping
+// ErrUnknownClaimType.
+func ParseOutput(stdout []byte, claimType ClaimType, maxPayload int) (Output, error) {
+	if !claimType.Valid() {
+		return Output{}, fmt.Errorf("%w %q", ErrUnknownClaimType, string(claimType))
+	}
+	obj, err := singleObject(stdout)
+	if err != nil {
+		return Output{}, err
+	}
+	fields, p := splitFields(obj)
+
+	var out Output
+	if raw, ok := fields[fieldArtefactType]; ok {
+		if s, ok := p.str(fieldArtefactType, raw, `such as "CodeCommit"`); ok {
+			out.ArtefactType = s
+		}
+	}
+	if raw, ok := fields[fieldArtefactPayload]; ok {
+		out.ArtefactPayload = p.payload(raw)
+	}
+	if raw, ok := fields[fieldSummary]; ok {
+		if s, ok := p.str(fieldSummary, raw, "of one line"); ok {
+			out.Summary = oneLine(s, MaxSummaryLen)
+		}
+	}
+	if raw, ok := fields[fieldStructuralType]; ok {
+		if s, ok := p.str(fieldStructuralType, raw, "("+strings.Join(outputStructuralTypes, ", ")+")"); ok {
+			out.StructuralType = s
+		}
+	}
+	if raw, ok := fields[fieldMemory]; ok {
+		out.Memory = p.memory(raw)
+	}
+
+	p.checkArtefactType(out.ArtefactType, claimType)
+	p.checkStructuralType(out.StructuralType)
+	if maxPayload > 0 && len(out.ArtefactPayload) > maxPayload {
+		p.add(fieldArtefactPayload, fmt.Sprintf(
+			"artefact_payload is %d bytes, over the limit of %d bytes; write large results to the workspace and return a reference to them",
+			len(out.ArtefactPayload), maxPayload))
+	}
+	if err := p.err(); err != nil {
+		return Output{}, err
+	}
+	return out, nil
+}
+
+// jsonSpace holds the whitespace characters JSON allows between tokens.
+const jsonSpace = " \t\r\n"
+
+// singleObject returns the one JSON object that stdout must hold, or an
+// *OutputError saying why stdout does not hold exactly that.
+func singleObject(stdout []byte) (json.RawMessage, error) {
+	if len(stdout) == 0 {
+		return nil, &OutputError{Reason: "tool printed nothing on stdout; it must print one JSON object"}
+	}
+	lead := len(stdout) - len(bytes.TrimLeft(stdout, jsonSpace))
+	doc := bytes.Trim(stdout, jsonSpace)
+	if len(doc) == 0 {
+		return nil, &OutputError{Reason: fmt.Sprintf(
+			"tool printed only whitespace (%d bytes) on stdout; it must print one JSON object", len(stdout))}
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
+		return nil, &OutputError{Reason: fmt.Sprintf(
+			"stdout is not JSON (%s); the tool must print one JSON object on stdout and write its logs to stderr; stdout begins with %s",
+			describeSyntaxError(err, lead), quoteHead(doc, 200))}
+	}
+	if k := jsonKind(first); k != "object" {
+		return nil, &OutputError{Reason: fmt.Sprintf(
+			"stdout holds a JSON %s, not an object; the tool must print one JSON object such as {\"artefact_type\": \"Plan\", \"artefact_payload\": \"...\"}; stdout begins with %s",
+			k, quoteHead(doc, 200))}
+	}
+	if rest := bytes.TrimLeft(doc[dec.InputOffset():], jsonSpace); len(rest) > 0 {
+		return nil, &OutputError{Reason: fmt.Sprintf(
+			"stdout holds more than one JSON value: the object is followed at offset %d by %s; print exactly one object and write logs to stderr",
+			lead+len(doc)-len(rest), quoteHead(rest, 200))}
+	}
+	return first, nil
+}
+
+// describeSyntaxError renders a decoding error with its offset in the
+// original stdout (lead is the number of whitespace bytes trimmed in front).
+func describeSyntaxError(err error, lead int) string {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read up to and including the bad one.
+		return fmt.Sprintf("%s at offset %d", se.Error(), lead+max(int(se.Offset)-1, 0))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the output ends in the middle of a JSON value"
+	default:
+		return err.Error()
+	}
+}
+
+// problems collects what is wrong with an output object, so that one error
+// names every fault at once.
+type problems struct {
+	field   string // field of the first problem
+	reasons []string
+}
+
+func (p *problems) add(field, reason string) {
+	if len(p.reasons) == 0 {
+		p.field = field
+	}
+	p.reasons = append(p.reasons, reason)
+}
+
+// err returns nil when nothing was added, else one *OutputError whose reason
+// numbers the problems when there are several.
+func (p *problems) err() error {
+	switch len(p.reasons) {
+	case 0:
+		return nil
+	case 1:
+		return &OutputError{Field: p.field, Reason: p.reasons[0]}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems:", len(p.reasons))
+	for i, r := range p.reasons {
+		fmt.Fprintf(&b, " (%d) %s.", i+1, r)
+	}
+	return &OutputError{Field: p.field, Reason: strings.TrimSuffix(b.String(), ".")}
+}
+
+// splitFields returns the known top-level fields of obj (a valid JSON object)
+// with null values left out, and a problems value that already names unknown
+// and repeated fields.
+func splitFields(obj json.RawMessage) (map[string]json.RawMessage, *problems) {
+	p := &problems{}
+	fields := make(map[string]json.RawMessage, len(outputFields))
+	seen := make(map[string]bool)
+	var unknown []string
+
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		p.add("", "stdout is not a JSON object: "+err.Error())
+		return fields, p
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			p.add("", "stdout is not a JSON object: "+err.Error())
+			return fields, p
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			p.add(key, fmt.Sprintf("cannot read the value of %s: %v", quoteHead([]byte(key), 60), err))
+			return fields, p
+		}
+		if seen[key] {
+			p.add(key, fmt.Sprintf("field %s appears more than once; give each field once", quoteHead([]byte(key), 60)))
+			continue
+		}
+		seen[key] = true
+		if !isOutputField(key) {
+			unknown = append(unknown, key)
+			continue
+		}
+		if jsonKind(val) != "null" {
+			fields[key] = val
+		}
+	}
+	if len(unknown) > 0 {
+		p.add(unknown[0], unknownFieldsReason(unknown))
+	}
+	return fields, p
+}
+
+func isOutputField(name string) bool {
+	for _, f := range outputFields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownFieldsReason names the unknown fields (at most five), suggests what
+// was probably meant and lists the allowed fields.
+func unknownFieldsReason(unknown []string) string {
+	const shown = 5
+	var b strings.Builder
+	if len(unknown) == 1 {
+		b.WriteString("unknown field ")
+	} else {
+		b.WriteString("unknown fields ")
+	}
+	for i, name := range unknown {
+		if i == shown {
+			fmt.Fprintf(&b, " and %d more", len(unknown)-shown)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteHead([]byte(name), 60))
+		if hint := suggestField(name); hint != "" {
+			fmt.Fprintf(&b, " (did you mean %q?)", hint)
+		}
+	}
+	b.WriteString("; allowed fields are ")
+	b.WriteString(strings.Join(outputFields, ", "))
+	return b.String()
+}
+
+// suggestField returns the output field that name probably means, or "".
+func suggestField(name string) string {
+	lower := strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+	if hint, ok := fieldHints[lower]; ok {
+		return hint
+	}
+	for _, f := range outputFields {
+		if f == lower {
+			return f
+		}
+	}
+	return ""
+}
+
+// str decodes raw as a JSON string for field; on another kind it records a
+// problem that says what the field holds and what it should hold (want
+// completes "must be a string ...").
+func (p *problems) str(field string, raw json.RawMessage, want string) (string, bool) {
+	if k := jsonKind(raw); k != "string" {
+		if want != "" {
+			want = " " + want
+		}
+		p.add(field, fmt.Sprintf("%s is a JSON %s; it must be a string%s", field, k, want))
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		p.add(field, fmt.Sprintf("%s is not a valid JSON string: %v", field, err))
+		return "", false
+	}
+	return s, true
+}
+
+// payload returns artefact_payload: a string as it is, an object or array as
+// compact JSON text. Other kinds are recorded as problems.
+func (p *problems) payload(raw json.RawMessage) string {
+	switch k := jsonKind(raw); k {
+	case "string":
+		s, _ := p.str(fieldArtefactPayload, raw, "")
+		return s
+	case "object", "array":
+		return compactJSON(raw)
+	default:
+		p.add(fieldArtefactPayload, fmt.Sprintf(
+			"artefact_payload is a JSON %s; it must be a string, or a JSON object or array (kept as compact JSON text); quote it to send it as text", k))
+		return ""
+	}
+}
+
+// memory returns the tool's memory object as compact JSON, or records a
+// problem when it is not an object.
+func (p *problems) memory(raw json.RawMessage) json.RawMessage {
+	if k := jsonKind(raw); k != "object" {
+		p.add(fieldMemory, fmt.Sprintf(
+			"memory is a JSON %s; it must be a JSON object (status, key_findings, highest_severity, decisions, artifact_index) or be left out", k))
+		return nil
+	}
+	return json.RawMessage(compactJSON(raw))
+}
+
+// checkArtefactType records a problem when t is missing on a claim that needs
+// it or is not 1..MaxArtefactTypeLen characters of [A-Za-z0-9_.:-].
+func (p *problems) checkArtefactType(t string, claimType ClaimType) {
+	if t == "" {
+		if claimType != ClaimTypeFeedback {
+			p.add(fieldArtefactType, fmt.Sprintf(
+				"artefact_type is missing; it is required when claim_type is %q (only feedback claims may leave it out)", claimType))
+		}
+		return
+	}
+	for i, r := range t {
+		if !isTypeChar(r) {
+			p.add(fieldArtefactType, fmt.Sprintf(
+				"artefact_type %s has the character %q at byte %d; only letters A-Z a-z, digits and _ . : - are allowed",
+				quoteHead([]byte(t), 60), r, i))
+			return
+		}
+	}
+	// All characters are ASCII now, so bytes are characters.
+	if len(t) > MaxArtefactTypeLen {
+		p.add(fieldArtefactType, fmt.Sprintf(
+			"artefact_type is %d characters long; at most %d are allowed", len(t), MaxArtefactTypeLen))
+	}
+}
+
+func isTypeChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	case r == '_', r == '.', r == ':', r == '-':
+		return true
+	}
+	return false
+}
+
+// checkStructuralType records a problem when st is not "" or one of
+// outputStructuralTypes.
+func (p *problems) checkStructuralType(st string) {
+	if st == "" {
+		return
+	}
+	for _, allowed := range outputStructuralTypes {
+		if st == allowed {
+			return
+		}
+	}
+	p.add(fieldStructuralType, fmt.Sprintf(
+		"structural_type %s is not allowed; use one of %s, or leave it out for a standard artefact",
+		quoteHead([]byte(st), 60), strings.Join(outputStructuralTypes, ", ")))
+}
+
+// jsonKind names the kind of a valid JSON value from its first byte.
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, jsonSpace)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// compactJSON returns raw (valid JSON) without insignificant whitespace.
+// Invalid UTF-8 can only occur inside JSON strings, so replacing it keeps the
+// text valid JSON and makes it safe to store and re-encode.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		// Unreachable for a value the decoder accepted; keep the text rather
+		// than lose the tool's work.
+		return strings.ToValidUTF8(string(raw), "\uFFFD")
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// oneLine turns s into a single line of at most limit characters: every line
+// is trimmed, empty lines dropped, the rest joined with one space, other
+// control characters become spaces, and a cut line ends in "…".
+func oneLine(s string, limit int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == 0x2028 || r == 0x2029:
+			return '\n'
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, s)
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(line)
+	}
+	s = b.String()
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	runes := []rune(s)
+	return strings.TrimRightFunc(string(runes[:limit-1]), unicode.IsSpace) + "…"
+}
+
+// quoteHead quotes (Go syntax, invalid UTF-8 escaped) at most n bytes of b,
+// cut on a character boundary and marked with "…" when cut.
+func quoteHead(b []byte, n int) string {
+	if len(b) <= n {
+		return strconv.Quote(string(b))
+	}
+	cut := n
+	for cut > 0 && cut > n-utf8.UTFMax && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strconv.Quote(string(b[:cut])) + "…"
+}

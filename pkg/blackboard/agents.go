@@ -1,0 +1,175 @@
+package blackboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Registration is what a cub announces about its agent.
+type Registration struct {
+	Name        string   `json:"name"`
+	Role        string   `json:"role"`
+	Consumes    []string `json:"consumes,omitempty"`
+	Strategy    string   `json:"bidding_strategy,omitempty"`
+	Consumer    string   `json:"consumer"`
+	Version     string   `json:"version,omitempty"`
+	StartedAtMs int64    `json:"started_at_ms"`
+}
+
+// RegisterAgent records the agent in the registry, sets its heartbeat with
+// ttl and appends an agent_registered event, in one MULTI transaction.
+func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Duration) error {
+	if err := ValidateAgentName(r.Name); err != nil {
+		return err
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("blackboard: encode registration: %w", err)
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	_, err = c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, c.keys.Agents(), r.Name, string(body))
+		p.Set(ctx, c.keys.Heartbeat(r.Name), r.Consumer, ttl)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.Events(), Values: []any{
+			"event", string(EventAgentRegistered), "ts", strconv.FormatInt(time.Now().UnixMilli(), 10),
+			"agent", r.Name, "role", r.Role, "consumer", r.Consumer,
+		}})
+		p.Publish(ctx, c.keys.AgentEvents(r.Name), string(body))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("blackboard: register agent %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+// Heartbeat renews the agent's liveness key and extends the given work
+// leases (claim id → token) in one pipelined round trip. It returns the
+// leases that were no longer held (lost or re-granted).
+func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time.Duration, leases []Lease, leaseTTL time.Duration) ([]Lease, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	run := func() ([]*redis.Cmd, error) {
+		pipe := c.rdb.Pipeline()
+		pipe.Set(ctx, c.keys.Heartbeat(agent), consumer, ttl)
+		cmds := make([]*redis.Cmd, len(leases))
+		for i, l := range leases {
+			cmds[i] = pipe.EvalSha(ctx, c.scripts.extendLease.sha, []string{c.keys.Lease(l.ClaimID, agent)},
+				l.Token, leaseTTL.Milliseconds())
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run()
+	if isNoScript(err) {
+		if err = c.scripts.preload(ctx, c.rdb); err == nil {
+			cmds, err = run()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: heartbeat of %s: %w", agent, err)
+	}
+	var lost []Lease
+	for i, cmd := range cmds {
+		if n, _ := cmd.Int(); n != 1 {
+			lost = append(lost, leases[i])
+		}
+	}
+	return lost, nil
+}
+
+// Deregister removes the agent's heartbeat so it stops being asked to bid
+// (a clean shutdown); the registry entry stays for the audit.
+func (c *Client) Deregister(ctx context.Context, agent string) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.rdb.Del(ctx, c.keys.Heartbeat(agent)).Err(); err != nil {
+		return fmt.Errorf("blackboard: deregister %s: %w", agent, err)
+	}
+	return nil
+}
+
+// AgentLiveness reports, for each agent name, whether its heartbeat exists
+// and (when it does) its remaining TTL; one pipelined round trip.
+func (c *Client) AgentLiveness(ctx context.Context, agents []string) (map[string]time.Duration, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.DurationCmd, len(agents))
+	for i, a := range agents {
+		cmds[i] = pipe.PTTL(ctx, c.keys.Heartbeat(a))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("blackboard: read heartbeats: %w", err)
+	}
+	out := make(map[string]time.Duration, len(agents))
+	for i, a := range agents {
+		if d := cmds[i].Val(); d > 0 {
+			out[a] = d
+		}
+	}
+	return out, nil
+}
+
+// Agents reads the registry: agent name → registration.
+func (c *Client) Agents(ctx context.Context) (map[string]Registration, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	m, err := c.rdb.HGetAll(ctx, c.keys.Agents()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read agents: %w", err)
+	}
+	out := make(map[string]Registration, len(m))
+	for name, v := range m {
+		var r Registration
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return nil, fmt.Errorf("%w: registration of agent %s: %v", ErrCorrupt, name, err)
+		}
+		out[name] = r
+	}
+	return out, nil
+}
+
+// Lease names a grant a cub holds.
+type Lease struct {
+	ClaimID string
+	Token   string
+}
+
+// TakeLease takes the work lease for a grant before the cub runs it.
+// Errors: ErrStaleGrant (re-granted: drop it), ErrExists (already
+// delivered: a replay), ErrStaleStatus (the claim ended), ErrNotFound.
+func (c *Client) TakeLease(ctx context.Context, claimID, agent, token string, ttl time.Duration) error {
+	if err := ValidateID(claimID); err != nil {
+		return err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.takeLease,
+		[]string{c.keys.Claim(claimID), c.keys.Grants(claimID), c.keys.Outputs(claimID), c.keys.Lease(claimID, agent)},
+		agent, token, ttl.Milliseconds())
+	if err != nil {
+		return err
+	}
+	if err := scriptError("take_lease", res); err != nil {
+		return fmt.Errorf("lease of %s on claim %s: %w", agent, claimID, err)
+	}
+	return nil
+}
+
+// ReleaseLease drops a lease the cub still holds under token.
+func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token string) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.evalsha(ctx, c.scripts.extendLease, []string{c.keys.Lease(claimID, agent)}, token, 0).Err(); err != nil {
+		return fmt.Errorf("blackboard: release lease of %s on claim %s: %w", agent, claimID, err)
+	}
+	return nil
+}

@@ -1,0 +1,531 @@
+package blackboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Budget limits a workflow; zero fields mean unlimited.
+type Budget struct {
+	// MaxArtefacts refuses new claims once the workflow holds more
+	// artefacts than this.
+	MaxArtefacts int
+	// MaxDepth refuses a claim for an artefact deeper than this.
+	MaxDepth int
+	// Depth is the chain depth of the artefact being claimed.
+	Depth int
+}
+
+// BudgetError is returned (wrapping ErrBudgetExceeded) when a claim would
+// exceed a workflow budget.
+type BudgetError struct {
+	Which string // "artefacts" (max_workflow_artefacts) or "depth" (max_chain_depth)
+	Limit int
+}
+
+func (e *BudgetError) Error() string {
+	name := "max_workflow_artefacts"
+	if e.Which == "depth" {
+		name = "max_chain_depth"
+	}
+	return fmt.Sprintf("blackboard: workflow budget %s (%d) exceeded", name, e.Limit)
+}
+
+// Unwrap lets errors.Is match ErrBudgetExceeded.
+func (e *BudgetError) Unwrap() error { return ErrBudgetExceeded }
+
+// NewClaim describes a claim to create and what comes with it.
+type NewClaim struct {
+	// Claim holds the initial fields: ID, ArtefactID, WorkflowID, Status,
+	// ExpectedBidders or the direct grant, AdditionalContextIDs,
+	// ParentClaimID, Iteration, Attempts. Timestamps, priority and the bid
+	// deadline are set by the script.
+	Claim *Claim
+	// ByArtefact makes this the artefact's one regular claim: a repeat
+	// returns the existing claim instead of creating another.
+	ByArtefact bool
+	// AddsItem counts the claim as new open work of its workflow (feedback
+	// claims); a regular claim takes over its artefact's open item.
+	AddsItem bool
+	// BidTimeout sets bid_deadline_ms and arms the claim's timer.
+	BidTimeout time.Duration
+	// TimerIn arms the claim's timer when there is no bid timeout.
+	TimerIn time.Duration
+	// Budget is checked against the workflow before anything is written.
+	Budget Budget
+	// Grants are agent → token pairs for a claim granted at creation.
+	Grants map[string]string
+	// Inbox holds the bid requests or grants to deliver.
+	Inbox []InboxMessage
+	// Events are extra events to append after claim_created.
+	Events []Event
+	// Epoch is the orchestrator's leader epoch (fencing).
+	Epoch int64
+}
+
+// CreateClaim creates a claim atomically with its indexes, timer, inbox
+// messages and claim_created event. With ByArtefact a repeat is not an
+// error: it returns the existing claim's id and created=false.
+//
+// Errors: ErrInvalid, ErrExists (a non-ByArtefact id that is taken),
+// ErrWorkflowEnded, *BudgetError (ErrBudgetExceeded), ErrNotFound (no
+// workflow), ErrFenced.
+func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, created bool, err error) {
+	cl := nc.Claim
+	if cl == nil {
+		return "", false, fmt.Errorf("%w: claim: nil", ErrInvalid)
+	}
+	for name, v := range map[string]string{"id": cl.ID, "artefact_id": cl.ArtefactID, "workflow_id": cl.WorkflowID} {
+		if err := ValidateID(v); err != nil {
+			return "", false, fmt.Errorf("%w: claim %s: %v", ErrInvalid, name, err)
+		}
+	}
+	if !cl.Status.Valid() || cl.Status.Final() {
+		return "", false, fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
+	}
+	req := map[string]any{
+		"id":               cl.ID,
+		"artefact_id":      cl.ArtefactID,
+		"workflow_id":      cl.WorkflowID,
+		"status":           string(cl.Status),
+		"by_artefact":      nc.ByArtefact,
+		"adds_item":        nc.AddsItem,
+		"bid_timeout_ms":   nc.BidTimeout.Milliseconds(),
+		"timer_in_ms":      nc.TimerIn.Milliseconds(),
+		"max_artefacts":    nc.Budget.MaxArtefacts,
+		"max_depth":        nc.Budget.MaxDepth,
+		"depth":            nc.Budget.Depth,
+		"claim_channel":    c.keys.ClaimEvents(),
+		"workflow_channel": c.keys.WorkflowEvents(),
+	}
+	if nc.Epoch > 0 {
+		req["epoch"] = strconv.FormatInt(nc.Epoch, 10)
+	}
+	if len(nc.Grants) > 0 {
+		req["grants"] = flatten(nc.Grants)
+	}
+	if len(nc.Events) > 0 {
+		req["events"] = c.encodeEvents(nc.Events)
+	}
+	byArtefact := c.keys.Claim(cl.ID)
+	if nc.ByArtefact {
+		byArtefact = c.keys.ClaimByArtefact(cl.ArtefactID)
+	}
+	keys := []string{
+		c.keys.Claim(cl.ID), byArtefact, c.keys.ActiveClaims(), c.keys.WorkflowClaimIndex(cl.WorkflowID),
+		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
+		c.keys.Epoch(), c.keys.Grants(cl.ID),
+	}
+	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
+	if err != nil {
+		return "", false, err
+	}
+	if len(inbox) > 0 {
+		req["inbox"] = inbox
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", false, fmt.Errorf("blackboard: encode request: %w", err)
+	}
+	fields := claimFields(cl)
+	args := []any{string(body)}
+	for _, p := range fields {
+		switch p[0] {
+		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms":
+			continue // set by the script from the server clock and the workflow
+		}
+		args = append(args, p[0], p[1])
+	}
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(octx, c.scripts.createClaim, keys, args...)
+	if err != nil {
+		return "", false, err
+	}
+	switch res[0] {
+	case "OK":
+		return cl.ID, true, nil
+	case "EXISTS":
+		if nc.ByArtefact {
+			return res[1], false, nil
+		}
+	case "BUDGET_EXCEEDED":
+		limit, _ := strconv.Atoi(res[2])
+		return "", false, fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
+	}
+	return "", false, fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
+}
+
+// ClaimPatch lists the claim fields a transition sets; zero values are left
+// unchanged (no transition ever clears a field).
+type ClaimPatch struct {
+	GrantedReviewAgents   []string
+	GrantedParallelAgents []string
+	GrantedExclusiveAgent string
+	FeedbackClaimID       string
+	TerminationReason     string
+	CompletionReason      string
+	Attempts              int
+}
+
+func (p ClaimPatch) fields() []string {
+	var h hashFields
+	h.list("granted_review_agents", p.GrantedReviewAgents)
+	h.list("granted_parallel_agents", p.GrantedParallelAgents)
+	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)
+	h.str("feedback_claim_id", p.FeedbackClaimID)
+	h.str("termination_reason", p.TerminationReason)
+	h.str("completion_reason", p.CompletionReason)
+	h.int("attempts", int64(p.Attempts))
+	out := make([]string, 0, 2*len(h))
+	for _, kv := range h {
+		out = append(out, kv[0], kv[1])
+	}
+	return out
+}
+
+// Transition is one compare-and-set step of a claim.
+type Transition struct {
+	ClaimID    string
+	WorkflowID string
+	// From and Rev are what the caller read; the step applies only if the
+	// claim still has them. Rev < 0 skips the rev comparison.
+	From ClaimStatus
+	Rev  int
+	To   ClaimStatus
+	Set  ClaimPatch
+	// IgnoreBids records 'ignore' for agents that did not bid in time.
+	IgnoreBids []string
+	// Grants sets agent → token pairs.
+	Grants map[string]string
+	Inbox  []InboxMessage
+	// TimerIn (re)arms the claim's timer when ArmTimer is true; final
+	// statuses always clear it.
+	ArmTimer bool
+	TimerIn  time.Duration
+	// CloseItem closes the claim's open item in its workflow (final
+	// statuses; a rework hands its item to the feedback claim instead).
+	CloseItem bool
+	// FailWorkflow ends the workflow as failed with FailReason.
+	FailWorkflow bool
+	FailReason   string
+	Events       []Event
+	Epoch        int64
+}
+
+// TransitionClaim applies t atomically and returns the claim's new rev.
+// Errors: ErrStaleStatus (someone else moved the claim first), ErrNotFound,
+// ErrFenced, ErrInvalid.
+func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error) {
+	if err := ValidateID(t.ClaimID); err != nil {
+		return 0, err
+	}
+	if err := ValidateID(t.WorkflowID); err != nil {
+		return 0, err
+	}
+	if !t.From.Valid() || !t.To.Valid() {
+		return 0, fmt.Errorf("%w: transition %q -> %q", ErrInvalid, t.From, t.To)
+	}
+	req := map[string]any{
+		"id":               t.ClaimID,
+		"workflow_id":      t.WorkflowID,
+		"from":             string(t.From),
+		"rev":              t.Rev,
+		"to":               string(t.To),
+		"close_item":       t.CloseItem,
+		"fail_workflow":    t.FailWorkflow,
+		"fail_reason":      t.FailReason,
+		"claim_channel":    c.keys.ClaimEvents(),
+		"workflow_channel": c.keys.WorkflowEvents(),
+	}
+	if t.Epoch > 0 {
+		req["epoch"] = strconv.FormatInt(t.Epoch, 10)
+	}
+	if set := t.Set.fields(); len(set) > 0 {
+		req["set"] = set
+	}
+	if len(t.IgnoreBids) > 0 {
+		req["ignore_bids"] = t.IgnoreBids
+	}
+	if len(t.Grants) > 0 {
+		req["grants"] = flatten(t.Grants)
+	}
+	if t.ArmTimer {
+		req["timer_in_ms"] = t.TimerIn.Milliseconds()
+	}
+	if len(t.Events) > 0 {
+		req["events"] = c.encodeEvents(t.Events)
+	}
+	keys := []string{
+		c.keys.Claim(t.ClaimID), c.keys.ActiveClaims(), c.keys.Events(), c.keys.Workflow(t.WorkflowID),
+		c.keys.Timers(), c.keys.Epoch(), c.keys.Bids(t.ClaimID), c.keys.Grants(t.ClaimID),
+	}
+	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
+	if err != nil {
+		return 0, err
+	}
+	if len(inbox) > 0 {
+		req["inbox"] = inbox
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return 0, fmt.Errorf("blackboard: encode request: %w", err)
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.transitionClaim, keys, string(body))
+	if err != nil {
+		return 0, err
+	}
+	if err := scriptError("transition_claim", res); err != nil {
+		return 0, fmt.Errorf("claim %s %s -> %s: %w", t.ClaimID, t.From, t.To, err)
+	}
+	rev, _ := strconv.Atoi(res[1])
+	return rev, nil
+}
+
+// GetClaim reads one claim. Errors: ErrNotFound, ErrCorrupt.
+func (c *Client) GetClaim(ctx context.Context, id string) (*Claim, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	m, err := c.rdb.HGetAll(ctx, c.keys.Claim(id)).Result()
+	if err != nil {
+		return nil, notFound(err, "claim", id)
+	}
+	cl, err := DecodeClaim(m)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w: claim %s", ErrNotFound, id)
+		}
+		return nil, fmt.Errorf("claim %s: %w", id, err)
+	}
+	return cl, nil
+}
+
+// ClaimForArtefact returns the id of an artefact's regular claim.
+// Errors: ErrNotFound when the artefact has no claim (yet).
+func (c *Client) ClaimForArtefact(ctx context.Context, artefactID string) (string, error) {
+	if err := ValidateID(artefactID); err != nil {
+		return "", err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	id, err := c.rdb.Get(ctx, c.keys.ClaimByArtefact(artefactID)).Result()
+	if err != nil {
+		return "", notFound(err, "claim for artefact", artefactID)
+	}
+	return id, nil
+}
+
+// GetBids reads a claim's bids: agent → bid.
+func (c *Client) GetBids(ctx context.Context, claimID string) (map[string]Bid, error) {
+	if err := ValidateID(claimID); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	m, err := c.rdb.HGetAll(ctx, c.keys.Bids(claimID)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read bids of %s: %w", claimID, err)
+	}
+	return decodeBids(m), nil
+}
+
+func decodeBids(m map[string]string) map[string]Bid {
+	out := make(map[string]Bid, len(m))
+	for agent, b := range m {
+		out[agent] = Bid(b)
+	}
+	return out
+}
+
+// SubmitBid records an agent's bid once. Errors: ErrExists (already bid),
+// ErrStaleStatus (consensus is over), ErrNotInvited, ErrNotFound,
+// ErrInvalid.
+func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) error {
+	if err := ValidateID(claimID); err != nil {
+		return err
+	}
+	if err := ValidateAgentName(agent); err != nil {
+		return err
+	}
+	if !bid.Valid() {
+		return fmt.Errorf("%w: bid %q is not one of %v", ErrInvalid, bid, AllBids())
+	}
+	body, _ := json.Marshal(map[string]string{
+		"claim_id": claimID, "agent": agent, "bid": string(bid), "claim_channel": c.keys.ClaimEvents(),
+	})
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.submitBid,
+		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events()}, string(body))
+	if err != nil {
+		return err
+	}
+	if err := scriptError("submit_bid", res); err != nil {
+		return fmt.Errorf("bid of %s on claim %s: %w", agent, claimID, err)
+	}
+	return nil
+}
+
+// ClaimState is everything the orchestrator needs to decide a claim's next
+// step, read in one pipelined round trip.
+type ClaimState struct {
+	Claim    *Claim
+	Workflow *Workflow
+	Bids     map[string]Bid
+	// Grants maps agent → current grant token.
+	Grants map[string]string
+	// Outputs maps agent → the artefact id it produced for this claim.
+	Outputs map[string]string
+	// LiveLeases lists the granted agents whose work lease exists (only
+	// filled when requested).
+	LiveLeases map[string]bool
+	// NowMs is the Redis clock at the time of the read.
+	NowMs int64
+}
+
+// GetClaimState reads a claim with its workflow, bids, grants, outputs and
+// the Redis clock in one round trip when workflowID (a hint, may be empty)
+// names the claim's workflow, two otherwise; with leasesOf it also checks
+// those agents' work leases. Errors: ErrNotFound, ErrCorrupt.
+func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, leasesOf []string) (*ClaimState, error) {
+	if err := ValidateID(claimID); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	pipe := c.rdb.Pipeline()
+	claimCmd := pipe.HGetAll(ctx, c.keys.Claim(claimID))
+	bidsCmd := pipe.HGetAll(ctx, c.keys.Bids(claimID))
+	grantsCmd := pipe.HGetAll(ctx, c.keys.Grants(claimID))
+	outCmd := pipe.HGetAll(ctx, c.keys.Outputs(claimID))
+	timeCmd := pipe.Time(ctx)
+	var wfCmd *redis.MapStringStringCmd
+	if ValidateID(workflowID) == nil {
+		wfCmd = pipe.HGetAll(ctx, c.keys.Workflow(workflowID))
+	}
+	leaseCmds := make([]*redis.IntCmd, len(leasesOf))
+	for i, a := range leasesOf {
+		leaseCmds[i] = pipe.Exists(ctx, c.keys.Lease(claimID, a))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("blackboard: read claim state %s: %w", claimID, err)
+	}
+	if len(claimCmd.Val()) == 0 {
+		return nil, fmt.Errorf("%w: claim %s", ErrNotFound, claimID)
+	}
+	cl, err := DecodeClaim(claimCmd.Val())
+	if err != nil {
+		return nil, fmt.Errorf("claim %s: %w", claimID, err)
+	}
+	st := &ClaimState{
+		Claim:   cl,
+		Bids:    decodeBids(bidsCmd.Val()),
+		Grants:  grantsCmd.Val(),
+		Outputs: outCmd.Val(),
+		NowMs:   timeCmd.Val().UnixMilli(),
+	}
+	if len(leasesOf) > 0 {
+		st.LiveLeases = make(map[string]bool, len(leasesOf))
+		for i, a := range leasesOf {
+			st.LiveLeases[a] = leaseCmds[i].Val() == 1
+		}
+	}
+	var wm map[string]string
+	if wfCmd != nil && workflowID == cl.WorkflowID {
+		wm = wfCmd.Val()
+	} else if wm, err = c.rdb.HGetAll(ctx, c.keys.Workflow(cl.WorkflowID)).Result(); err != nil {
+		// Without a correct hint the workflow key is only known from the
+		// claim, so it takes a second round trip.
+		return nil, fmt.Errorf("blackboard: read workflow %s: %w", cl.WorkflowID, err)
+	}
+	if st.Workflow, err = DecodeWorkflow(wm); err != nil {
+		return nil, fmt.Errorf("workflow %s of claim %s: %w", cl.WorkflowID, claimID, err)
+	}
+	return st, nil
+}
+
+// ActiveClaims lists the ids of every non-final claim, oldest first.
+func (c *Client) ActiveClaims(ctx context.Context) ([]string, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	ids, err := c.rdb.ZRange(ctx, c.keys.ActiveClaims(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read active claims: %w", err)
+	}
+	return ids, nil
+}
+
+// WorkflowClaims lists a workflow's claim ids, oldest first.
+func (c *Client) WorkflowClaims(ctx context.Context, workflowID string) ([]string, error) {
+	if err := ValidateID(workflowID); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	ids, err := c.rdb.ZRange(ctx, c.keys.WorkflowClaimIndex(workflowID), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read claims of workflow %s: %w", workflowID, err)
+	}
+	return ids, nil
+}
+
+// GetClaims reads many claims in one pipelined round trip; missing claims
+// are nil in the aligned result.
+func (c *Client) GetClaims(ctx context.Context, ids []string) ([]*Claim, error) {
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, c.keys.Claim(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("blackboard: read claims: %w", err)
+	}
+	out := make([]*Claim, len(ids))
+	for i, cmd := range cmds {
+		if len(cmd.Val()) == 0 {
+			continue
+		}
+		cl, err := DecodeClaim(cmd.Val())
+		if err != nil {
+			return nil, fmt.Errorf("claim %s: %w", ids[i], err)
+		}
+		out[i] = cl
+	}
+	return out, nil
+}
+
+// flatten turns a map into a sorted k1, v1, k2, v2 list.
+func flatten(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, 2*len(m))
+	for _, k := range keys {
+		out = append(out, k, m[k])
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package blackboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Instance names the Sett instance; required, a DNS label.
+	Instance string
+	// HashTag switches keys to the cluster-safe `sett:{<instance>}:` form.
+	HashTag bool
+	// OpTimeout bounds every non-blocking round trip. Zero means 5s.
+	OpTimeout time.Duration
+	// MaxPayloadBytes refuses larger artefact payloads before they are
+	// sent. Zero means 1 MiB; it can never exceed MaxPayloadBytes.
+	MaxPayloadBytes int
+}
+
+// Client reads and writes one instance's blackboard. It is safe for
+// concurrent use; methods return the sentinel errors of errors.go (wrapped
+// with identifiers) and never redis.Nil.
+type Client struct {
+	rdb        redis.UniversalClient
+	ownsRedis  bool
+	keys       Keys
+	instance   string
+	scripts    *scriptSet
+	opTimeout  time.Duration
+	maxPayload int
+}
+
+// New wraps an existing go-redis client, checks the connection and preloads
+// every script. The caller keeps ownership of rdb.
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client, error) {
+	if err := ValidateInstance(opts.Instance); err != nil {
+		return nil, err
+	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = 5 * time.Second
+	}
+	if opts.MaxPayloadBytes <= 0 {
+		opts.MaxPayloadBytes = 1 << 20
+	}
+	if opts.MaxPayloadBytes > MaxPayloadBytes {
+		opts.MaxPayloadBytes = MaxPayloadBytes
+	}
+	scripts, err := loadScriptSet()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		rdb:        rdb,
+		keys:       NewKeys(opts.Instance, opts.HashTag),
+		instance:   opts.Instance,
+		scripts:    scripts,
+		opTimeout:  opts.OpTimeout,
+		maxPayload: opts.MaxPayloadBytes,
+	}
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	if err := rdb.Ping(octx).Err(); err != nil {
+		return nil, fmt.Errorf("blackboard: connect to redis: %w", err)
+	}
+	if err := scripts.preload(octx, rdb); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Dial connects to the Redis at url (redis:// or rediss://) and returns a
+// Client that owns the connection; Close releases it.
+func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: redis url: %v", ErrInvalid, err)
+	}
+	// Blocking stream reads hold a connection each; leave room for them
+	// next to the pipelines of many concurrent handlers.
+	if ro.PoolSize < 32 {
+		ro.PoolSize = 32
+	}
+	rdb := redis.NewClient(ro)
+	c, err := New(ctx, rdb, opts)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	c.ownsRedis = true
+	return c, nil
+}
+
+// Close releases the Redis connection when the Client owns it.
+func (c *Client) Close() error {
+	if c.ownsRedis {
+		return c.rdb.Close()
+	}
+	return nil
+}
+
+// Keys returns the instance's key builder.
+func (c *Client) Keys() Keys { return c.keys }
+
+// Instance returns the instance name.
+func (c *Client) Instance() string { return c.instance }
+
+// MaxPayload returns the payload limit this client enforces on writes.
+func (c *Client) MaxPayload() int { return c.maxPayload }
+
+// Ping checks that Redis answers.
+func (c *Client) Ping(ctx context.Context) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("blackboard: ping: %w", err)
+	}
+	return nil
+}
+
+// Now returns the Redis server clock in milliseconds: the clock every
+// stored timestamp and deadline uses.
+func (c *Client) Now(ctx context.Context) (int64, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	t, err := c.rdb.Time(ctx).Result()
+	if err != nil {
+		return 0, fmt.Errorf("blackboard: time: %w", err)
+	}
+	return t.UnixMilli(), nil
+}
+
+// op bounds one round trip.
+func (c *Client) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opTimeout)
+}
+
+// blocking bounds a blocking read: its block time plus one round trip.
+func (c *Client) blocking(ctx context.Context, block time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, block+c.opTimeout)
+}
+
+// notFound maps redis.Nil to ErrNotFound with the identifiers.
+func notFound(err error, what, id string) error {
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %s %s", ErrNotFound, what, id)
+	}
+	return fmt.Errorf("blackboard: read %s %s: %w", what, id, err)
+}

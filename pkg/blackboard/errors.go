@@ -1,0 +1,53 @@
+package blackboard
+
+import "errors"
+
+var (
+	// ErrNotFound is returned when a record (artefact, claim, workflow,
+	// thread) does not exist.
+	ErrNotFound = errors.New("blackboard: not found")
+
+	// ErrExists is returned when a write-once record already exists: an
+	// artefact id, a bid by the same agent, an output of the same agent for
+	// the same claim.
+	ErrExists = errors.New("blackboard: already exists")
+
+	// ErrVersionConflict is returned when an artefact's version is not the
+	// next version of its thread (another writer got there first).
+	ErrVersionConflict = errors.New("blackboard: version conflict")
+
+	// ErrStaleStatus is returned by compare-and-set transitions when the
+	// claim is no longer in the expected status (or transition counter).
+	ErrStaleStatus = errors.New("blackboard: stale claim status")
+
+	// ErrStaleGrant is returned when a cub acts on a grant that was
+	// withdrawn or re-granted under a newer token (its lease was lost).
+	ErrStaleGrant = errors.New("blackboard: stale grant")
+
+	// ErrFenced is returned when an orchestrator write carries a leader epoch
+	// older than the stored one: another orchestrator has taken over.
+	ErrFenced = errors.New("blackboard: fenced by a newer leader")
+
+	// ErrNotInvited is returned when an agent bids on a claim it was not
+	// asked to bid on.
+	ErrNotInvited = errors.New("blackboard: agent was not invited to bid")
+
+	// ErrWorkflowEnded is returned when a claim is requested for a workflow
+	// that is no longer running.
+	ErrWorkflowEnded = errors.New("blackboard: workflow has ended")
+
+	// ErrBudgetExceeded is returned when creating a claim would exceed a
+	// workflow budget (max_workflow_artefacts or max_chain_depth).
+	ErrBudgetExceeded = errors.New("blackboard: workflow budget exceeded")
+
+	// ErrInvalid is returned when a record or argument fails validation
+	// before anything is written.
+	ErrInvalid = errors.New("blackboard: invalid input")
+
+	// ErrCorrupt is returned when a stored hash cannot be decoded.
+	ErrCorrupt = errors.New("blackboard: corrupt record")
+
+	// ErrAmbiguous is returned when a short id prefix matches more than one
+	// record.
+	ErrAmbiguous = errors.New("blackboard: ambiguous id prefix")
+)

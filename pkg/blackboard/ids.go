@@ -1,0 +1,61 @@
+package blackboard
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/google/uuid"
+)
+
+// idNamespace roots the name-based (UUIDv5) ids Sett derives, so that a
+// retried orchestrator step produces the same id and the write-once scripts
+// turn the retry into a no-op.
+var idNamespace = uuid.MustParse("5e77b0a2-6c1d-4d43-9a3e-8f2b3c4d5e6f")
+
+// NewID returns a fresh random id (UUIDv4, lowercase canonical form).
+func NewID() string { return uuid.NewString() }
+
+// DeriveID returns a deterministic id for a purpose and its parent ids,
+// e.g. DeriveID("feedback-claim", claimID). The same inputs always give the
+// same id.
+func DeriveID(purpose string, parts ...string) string {
+	name := purpose
+	for _, p := range parts {
+		name += "\x00" + p
+	}
+	return uuid.NewSHA1(idNamespace, []byte(name)).String()
+}
+
+var (
+	idPattern       = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	instancePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	agentPattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+)
+
+// ValidateID checks that id is a canonical lowercase UUID, the only form
+// that is ever used inside a key. Errors wrap ErrInvalid.
+func ValidateID(id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("%w: %q is not an id (expected a lowercase UUID like 0b4e7c1a-...)", ErrInvalid, truncate(id, 64))
+	}
+	return nil
+}
+
+// ValidateInstance checks that name is usable as an instance name: a DNS
+// label (lowercase letters, digits and dashes, at most 63 characters), so
+// that it also works as a Docker network and container name prefix.
+func ValidateInstance(name string) error {
+	if !instancePattern.MatchString(name) {
+		return fmt.Errorf("%w: instance name %q must be 1-63 lowercase letters, digits or dashes, starting and ending with a letter or digit", ErrInvalid, truncate(name, 80))
+	}
+	return nil
+}
+
+// ValidateAgentName checks an agent name: lowercase letters, digits, '-' and
+// '_', starting with a letter or digit, at most 63 characters.
+func ValidateAgentName(name string) error {
+	if !agentPattern.MatchString(name) {
+		return fmt.Errorf("%w: agent name %q must be 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit", ErrInvalid, truncate(name, 80))
+	}
+	return nil
+}

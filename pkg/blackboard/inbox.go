@@ -1,0 +1,174 @@
+package blackboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MessageKind says what an inbox message asks of an agent.
+type MessageKind string
+
+// Inbox message kinds.
+const (
+	MessageBidRequest MessageKind = "bid_request"
+	MessageGrant      MessageKind = "grant"
+)
+
+// AllMessageKinds lists every inbox message kind.
+func AllMessageKinds() []MessageKind { return []MessageKind{MessageBidRequest, MessageGrant} }
+
+// Valid reports whether k is a known kind.
+func (k MessageKind) Valid() bool { return oneOf(k, AllMessageKinds()) }
+
+// InboxMessage is work for one agent: a request to bid on a claim, or a
+// grant to run it. Bid requests carry enough of the target artefact for
+// the common bidding decisions (consumes patterns, own outputs) to need no
+// extra read.
+type InboxMessage struct {
+	Agent      string
+	Kind       MessageKind
+	ClaimID    string
+	ArtefactID string
+	WorkflowID string
+	// Bid request context.
+	ArtefactType   string
+	StructuralType StructuralType
+	ProducedByRole string
+	// Grant details.
+	Grant GrantKind
+	Token string
+}
+
+// InboxEntry is an InboxMessage read from the stream.
+type InboxEntry struct {
+	StreamID string
+	InboxMessage
+}
+
+// encodeInbox appends each message's inbox stream to keys and renders the
+// messages for a script, referencing their streams by KEYS index.
+func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []map[string]any, error) {
+	out := make([]map[string]any, 0, len(msgs))
+	for _, m := range msgs {
+		if err := ValidateAgentName(m.Agent); err != nil {
+			return nil, nil, err
+		}
+		if !m.Kind.Valid() {
+			return nil, nil, fmt.Errorf("%w: inbox message kind %q", ErrInvalid, m.Kind)
+		}
+		keys = append(keys, c.keys.Inbox(m.Agent))
+		fields := []string{"kind", string(m.Kind), "claim_id", m.ClaimID, "artefact_id", m.ArtefactID, "workflow_id", m.WorkflowID}
+		if m.Kind == MessageBidRequest {
+			fields = append(fields, "type", m.ArtefactType, "structural_type", string(m.StructuralType), "produced_by_role", m.ProducedByRole)
+		} else {
+			fields = append(fields, "grant", string(m.Grant), "token", m.Token)
+		}
+		out = append(out, map[string]any{
+			"key":     len(keys), // Lua indexes KEYS from 1
+			"channel": c.keys.AgentEvents(m.Agent),
+			"fields":  fields,
+		})
+	}
+	return keys, out, nil
+}
+
+func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
+	out := make([]InboxEntry, 0, len(msgs))
+	for _, msg := range msgs {
+		get := func(k string) string { s, _ := msg.Values[k].(string); return s }
+		out = append(out, InboxEntry{StreamID: msg.ID, InboxMessage: InboxMessage{
+			Agent:          agent,
+			Kind:           MessageKind(get("kind")),
+			ClaimID:        get("claim_id"),
+			ArtefactID:     get("artefact_id"),
+			WorkflowID:     get("workflow_id"),
+			ArtefactType:   get("type"),
+			StructuralType: StructuralType(get("structural_type")),
+			ProducedByRole: get("produced_by_role"),
+			Grant:          GrantKind(get("grant")),
+			Token:          get("token"),
+		}})
+	}
+	return out
+}
+
+// inboxGroup is the consumer group all replicas of an agent share.
+const inboxGroup = "cub"
+
+// Inbox reads one agent's inbox through the shared consumer group.
+type Inbox struct {
+	c        *Client
+	agent    string
+	consumer string
+}
+
+// Inbox opens agent's inbox for the named consumer (one per cub process;
+// reuse the name across restarts to get unacknowledged entries back).
+func (c *Client) Inbox(ctx context.Context, agent, consumer string) (*Inbox, error) {
+	if err := ValidateAgentName(agent); err != nil {
+		return nil, err
+	}
+	if err := c.ensureGroup(ctx, c.keys.Inbox(agent), inboxGroup); err != nil {
+		return nil, err
+	}
+	return &Inbox{c: c, agent: agent, consumer: consumer}, nil
+}
+
+// Pending returns this consumer's delivered but unacknowledged entries.
+func (in *Inbox) Pending(ctx context.Context, count int64) ([]InboxEntry, error) {
+	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, "0", count, 0, nil)
+	return decodeInbox(in.agent, msgs), err
+}
+
+// Next reads up to count new entries, blocking up to block.
+func (in *Inbox) Next(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
+	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, ">", count, block, nil)
+	return decodeInbox(in.agent, msgs), err
+}
+
+// Done acknowledges and deletes handled entries. Their record lives on in
+// the event stream, so the inbox only ever holds work not yet done.
+func (in *Inbox) Done(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, cancel := in.c.op(ctx)
+	defer cancel()
+	stream := in.c.keys.Inbox(in.agent)
+	_, err := in.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAck(ctx, stream, inboxGroup, ids...)
+		p.XDel(ctx, stream, ids...)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("blackboard: ack inbox of %s: %w", in.agent, err)
+	}
+	return nil
+}
+
+// Reclaim takes over entries that another consumer of this agent (a
+// replica that died, or this process under an older consumer name) left
+// unacknowledged for at least minIdle.
+func (in *Inbox) Reclaim(ctx context.Context, minIdle time.Duration, count int64) ([]InboxEntry, error) {
+	ctx, cancel := in.c.op(ctx)
+	defer cancel()
+	msgs, _, err := in.c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: in.c.keys.Inbox(in.agent), Group: inboxGroup, Consumer: in.consumer,
+		MinIdle: minIdle, Start: "0", Count: count,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "NOGROUP") {
+			return nil, in.c.ensureGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup)
+		}
+		return nil, fmt.Errorf("blackboard: reclaim inbox of %s: %w", in.agent, err)
+	}
+	return decodeInbox(in.agent, msgs), nil
+}

@@ -1,0 +1,126 @@
+package blackboard
+
+// Keys builds every Redis key and pub/sub channel of one instance. It is the
+// single place where key names are spelled; the readable forms are what
+// operators type into redis-cli.
+//
+// The zero value is not usable; build one with NewKeys. Keys is a small
+// value type, safe for concurrent use.
+type Keys struct {
+	prefix string
+}
+
+// NewKeys returns the key builder for an instance. With hashTag the prefix
+// is `sett:{<instance>}:` so that all keys of the instance share one Redis
+// Cluster slot; otherwise it is the readable `sett:<instance>:`.
+func NewKeys(instance string, hashTag bool) Keys {
+	if hashTag {
+		return Keys{prefix: "sett:{" + instance + "}:"}
+	}
+	return Keys{prefix: "sett:" + instance + ":"}
+}
+
+// Prefix returns the common prefix of every key of the instance.
+func (k Keys) Prefix() string { return k.prefix }
+
+// Artefact is the HASH holding one artefact.
+func (k Keys) Artefact(id string) string { return k.prefix + "artefact:" + id }
+
+// Thread is the ZSET of a thread's artefact ids scored by version.
+func (k Keys) Thread(logicalID string) string { return k.prefix + "thread:" + logicalID }
+
+// Claim is the HASH holding one claim.
+func (k Keys) Claim(id string) string { return k.prefix + "claim:" + id }
+
+// Bids is the HASH of a claim's bids: field agent, value bid.
+func (k Keys) Bids(claimID string) string { return k.prefix + "claim:" + claimID + ":bids" }
+
+// Grants is the HASH of a claim's grant tokens: field agent, value the
+// attempt number the agent was granted under. A result is accepted only
+// with the current token.
+func (k Keys) Grants(claimID string) string { return k.prefix + "claim:" + claimID + ":grants" }
+
+// Outputs is the HASH of a claim's results: field agent, value the id of
+// the artefact the agent produced for the claim.
+func (k Keys) Outputs(claimID string) string { return k.prefix + "claim:" + claimID + ":outputs" }
+
+// ClaimByArtefact is the STRING mapping an artefact to its regular claim,
+// which makes claim creation idempotent.
+func (k Keys) ClaimByArtefact(artefactID string) string {
+	return k.prefix + "claim_by_artefact:" + artefactID
+}
+
+// Workflow is the HASH holding one workflow.
+func (k Keys) Workflow(id string) string { return k.prefix + "workflow:" + id }
+
+// ArtefactIndex is the ZSET of every artefact id scored by created_at_ms.
+func (k Keys) ArtefactIndex() string { return k.prefix + "index:artefacts" }
+
+// WorkflowArtefactIndex is the ZSET of a workflow's artefact ids scored by
+// created_at_ms.
+func (k Keys) WorkflowArtefactIndex(workflowID string) string {
+	return k.prefix + "index:workflow:" + workflowID
+}
+
+// WorkflowClaimIndex is the ZSET of a workflow's claim ids scored by
+// created_at_ms.
+func (k Keys) WorkflowClaimIndex(workflowID string) string {
+	return k.prefix + "index:workflow:" + workflowID + ":claims"
+}
+
+// WorkflowIndex is the ZSET of every workflow id scored by start time.
+func (k Keys) WorkflowIndex() string { return k.prefix + "index:workflows" }
+
+// ArtefactIDIndex is the ZSET (all scores 0) of artefact ids, for short-id
+// prefix lookups with ZRANGEBYLEX instead of KEYS.
+func (k Keys) ArtefactIDIndex() string { return k.prefix + "index:artefact_ids" }
+
+// ClaimIDIndex is the ZSET (all scores 0) of claim ids, for prefix lookups.
+func (k Keys) ClaimIDIndex() string { return k.prefix + "index:claim_ids" }
+
+// ActiveClaims is the ZSET of non-final claim ids scored by created_at_ms:
+// what the orchestrator reconciles at start and what `sett status` counts.
+func (k Keys) ActiveClaims() string { return k.prefix + "index:claims:active" }
+
+// Events is the STREAM holding the instance's durable, ordered event log.
+func (k Keys) Events() string { return k.prefix + "events" }
+
+// Inbox is the STREAM of bid requests and grants for one agent.
+func (k Keys) Inbox(agent string) string { return k.prefix + "agent:" + agent + ":inbox" }
+
+// Timers is the ZSET of durable timers: member claim id, score due time in
+// milliseconds (Redis clock).
+func (k Keys) Timers() string { return k.prefix + "timers" }
+
+// Agents is the HASH registry of agents: field name, value registration JSON.
+func (k Keys) Agents() string { return k.prefix + "agents" }
+
+// Heartbeat is the STRING with a TTL whose existence means the agent's cub
+// is alive.
+func (k Keys) Heartbeat(agent string) string { return k.prefix + "agent:" + agent + ":heartbeat" }
+
+// Lease is the STRING with a TTL held by a cub while it owns a grant; its
+// value is the grant token.
+func (k Keys) Lease(claimID, agent string) string {
+	return k.prefix + "lease:" + claimID + ":" + agent
+}
+
+// Leader is the STRING with a TTL naming the orchestrator that holds the
+// leader lease.
+func (k Keys) Leader() string { return k.prefix + "orchestrator:leader" }
+
+// Epoch is the STRING counter incremented on every leader change; writes
+// carrying an older epoch are refused (fencing).
+func (k Keys) Epoch() string { return k.prefix + "orchestrator:epoch" }
+
+// ArtefactEvents is the pub/sub channel announcing new artefacts.
+func (k Keys) ArtefactEvents() string { return k.prefix + "artefact_events" }
+
+// ClaimEvents is the pub/sub channel announcing claim changes and bids.
+func (k Keys) ClaimEvents() string { return k.prefix + "claim_events" }
+
+// WorkflowEvents is the pub/sub channel announcing workflow starts and ends.
+func (k Keys) WorkflowEvents() string { return k.prefix + "workflow_events" }
+
+// AgentEvents is the pub/sub channel announcing work for one agent.
+func (k Keys) AgentEvents(agent string) string { return k.prefix + "agent:" + agent + ":events" }

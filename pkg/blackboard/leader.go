@@ -1,0 +1,137 @@
+package blackboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Leadership is the outcome of a leader-lease attempt.
+type Leadership struct {
+	// Leading is true when the caller holds the lease.
+	Leading bool
+	// Epoch is the fencing token to write with while leading.
+	Epoch int64
+	// Acquired is true when this call took the lease (a new epoch).
+	Acquired bool
+	// Holder names the current leader when the caller is not leading.
+	Holder string
+}
+
+// AcquireLeadership takes or renews the orchestrator leader lease for id
+// with ttl. Every acquisition increments the epoch, fencing out writes of
+// any earlier leader.
+func (c *Client) AcquireLeadership(ctx context.Context, id string, ttl time.Duration) (Leadership, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, ttl.Milliseconds())
+	if err != nil {
+		return Leadership{}, err
+	}
+	if res[0] == "HELD" {
+		return Leadership{Holder: res[1]}, nil
+	}
+	epoch, _ := strconv.ParseInt(res[1], 10, 64)
+	return Leadership{Leading: true, Epoch: epoch, Acquired: len(res) > 2 && res[2] == "acquired"}, nil
+}
+
+// Resign releases the leader lease if id holds it, so a standby can take
+// over at once instead of waiting for the TTL.
+func (c *Client) Resign(ctx context.Context, id string) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	_, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, 0)
+	return err
+}
+
+// DueTimers is what PopTimers returns.
+type DueTimers struct {
+	// NowMs is the Redis clock when the timers were taken.
+	NowMs int64
+	// NextDueMs is the earliest remaining due time, or -1 when none.
+	NextDueMs int64
+	// ClaimIDs are the claims whose timers fired.
+	ClaimIDs []string
+}
+
+// PopTimers atomically removes and returns up to limit timers that are due
+// by the Redis clock. Errors: ErrFenced when epoch is stale.
+func (c *Client) PopTimers(ctx context.Context, epoch int64, limit int) (DueTimers, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.popTimers, []string{c.keys.Timers(), c.keys.Epoch()}, epoch, limit)
+	if err != nil {
+		return DueTimers{}, err
+	}
+	if err := scriptError("pop_timers", res); err != nil {
+		return DueTimers{}, err
+	}
+	now, _ := strconv.ParseInt(res[1], 10, 64)
+	next, _ := strconv.ParseFloat(res[2], 64)
+	return DueTimers{NowMs: now, NextDueMs: int64(next), ClaimIDs: res[3:]}, nil
+}
+
+// ArmTimer sets a claim's timer to fire at atMs (Redis clock), replacing
+// any earlier setting.
+func (c *Client) ArmTimer(ctx context.Context, claimID string, atMs int64) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	if err := c.rdb.ZAdd(ctx, c.keys.Timers(), zMember(float64(atMs), claimID)).Err(); err != nil {
+		return fmt.Errorf("blackboard: arm timer of claim %s: %w", claimID, err)
+	}
+	return nil
+}
+
+// EndWorkflow ends a running workflow with status and reason, emitting
+// workflow_completed once. It returns ended=false (and no error) when the
+// workflow had already ended. Errors: ErrNotFound, ErrFenced, ErrInvalid.
+func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status WorkflowStatus, reason string, epoch int64) (bool, error) {
+	if err := ValidateID(workflowID); err != nil {
+		return false, err
+	}
+	if !status.Valid() || !status.Final() {
+		return false, fmt.Errorf("%w: workflow end status %q", ErrInvalid, status)
+	}
+	req := map[string]any{
+		"workflow_id": workflowID, "status": string(status), "reason": reason,
+		"workflow_channel": c.keys.WorkflowEvents(),
+	}
+	if epoch > 0 {
+		req["epoch"] = strconv.FormatInt(epoch, 10)
+	}
+	body, _ := json.Marshal(req)
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.endWorkflow,
+		[]string{c.keys.Workflow(workflowID), c.keys.Events(), c.keys.Epoch()}, string(body))
+	if err != nil {
+		return false, err
+	}
+	if res[0] == "WORKFLOW_ENDED" {
+		return false, nil
+	}
+	if err := scriptError("end_workflow", res); err != nil {
+		return false, fmt.Errorf("workflow %s: %w", workflowID, err)
+	}
+	return true, nil
+}
+
+// GetWorkflow reads one workflow. Errors: ErrNotFound, ErrCorrupt.
+func (c *Client) GetWorkflow(ctx context.Context, id string) (*Workflow, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	m, err := c.rdb.HGetAll(ctx, c.keys.Workflow(id)).Result()
+	if err != nil {
+		return nil, notFound(err, "workflow", id)
+	}
+	w, err := DecodeWorkflow(m)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	return w, nil
+}

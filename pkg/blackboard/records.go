@@ -1,0 +1,88 @@
+package blackboard
+
+// Artefact is an immutable record on the blackboard: a goal, a piece of
+// work, a review or a failure. Once written it is never modified; a change
+// is a new version in the same thread (same LogicalID, Version+1).
+//
+// Empty lists are nil and empty maps are nil: that is the canonical form the
+// hash and JSON encodings round-trip exactly.
+type Artefact struct {
+	ID              string            `json:"id"`
+	LogicalID       string            `json:"logical_id"`
+	Version         int               `json:"version"`
+	StructuralType  StructuralType    `json:"structural_type"`
+	Type            string            `json:"type"`
+	Payload         string            `json:"payload"`
+	SourceArtefacts []string          `json:"source_artefacts,omitempty"`
+	ProducedByRole  string            `json:"produced_by_role"`
+	ProducedByAgent string            `json:"produced_by_agent,omitempty"`
+	WorkflowID      string            `json:"workflow_id"`
+	ClaimID         string            `json:"claim_id,omitempty"`
+	Summary         string            `json:"summary,omitempty"`
+	Depth           int               `json:"depth"`
+	CreatedAtMs     int64             `json:"created_at_ms"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+}
+
+// IsGoal reports whether the artefact starts its own workflow.
+func (a *Artefact) IsGoal() bool { return a.ID != "" && a.ID == a.WorkflowID }
+
+// Claim is the unit of coordination for one artefact: who was asked to bid,
+// who was granted what, and how it ended. It changes only through
+// compare-and-set transitions on Status and Rev.
+type Claim struct {
+	ID                    string      `json:"id"`
+	ArtefactID            string      `json:"artefact_id"`
+	WorkflowID            string      `json:"workflow_id"`
+	Status                ClaimStatus `json:"status"`
+	ExpectedBidders       []string    `json:"expected_bidders,omitempty"`
+	BidDeadlineMs         int64       `json:"bid_deadline_ms,omitempty"`
+	GrantedReviewAgents   []string    `json:"granted_review_agents,omitempty"`
+	GrantedParallelAgents []string    `json:"granted_parallel_agents,omitempty"`
+	GrantedExclusiveAgent string      `json:"granted_exclusive_agent,omitempty"`
+	AdditionalContextIDs  []string    `json:"additional_context_ids,omitempty"`
+	ParentClaimID         string      `json:"parent_claim_id,omitempty"`
+	FeedbackClaimID       string      `json:"feedback_claim_id,omitempty"`
+	TerminationReason     string      `json:"termination_reason,omitempty"`
+	CompletionReason      string      `json:"completion_reason,omitempty"`
+	Iteration             int         `json:"iteration"`
+	Priority              int         `json:"priority"`
+	Attempts              int         `json:"attempts"`
+	Rev                   int         `json:"rev"`
+	CreatedAtMs           int64       `json:"created_at_ms"`
+	UpdatedAtMs           int64       `json:"updated_at_ms"`
+}
+
+// IsFeedback reports whether the claim reworks a rejected artefact.
+func (c *Claim) IsFeedback() bool { return c.ParentClaimID != "" }
+
+// GrantedAgents returns the agents granted in the claim's current phase.
+func (c *Claim) GrantedAgents() []string {
+	switch c.Status {
+	case ClaimPendingReview:
+		return c.GrantedReviewAgents
+	case ClaimPendingParallel:
+		return c.GrantedParallelAgents
+	case ClaimPendingExclusive, ClaimPendingAssignment:
+		if c.GrantedExclusiveAgent != "" {
+			return []string{c.GrantedExclusiveAgent}
+		}
+	}
+	return nil
+}
+
+// Workflow is everything that descends from one goal artefact. Its ID is the
+// goal artefact's ID.
+type Workflow struct {
+	ID            string         `json:"id"`
+	Goal          string         `json:"goal"`
+	Status        WorkflowStatus `json:"status"`
+	Priority      int            `json:"priority"`
+	ArtefactCount int            `json:"artefact_count"`
+	// OpenItems counts claimable artefacts and claims that have not reached
+	// a final status; the workflow completes when it drops to zero.
+	OpenItems   int    `json:"open_items"`
+	StartedAtMs int64  `json:"started_at_ms"`
+	EndedAtMs   int64  `json:"ended_at_ms,omitempty"`
+	Outcome     string `json:"outcome,omitempty"`
+}

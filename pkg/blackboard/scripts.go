@@ -1,0 +1,155 @@
+package blackboard
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed scripts/*.lua
+var scriptFS embed.FS
+
+// script is one Lua script with the shared prelude (lib.lua) prepended.
+type script struct {
+	name string
+	body string
+	sha  string
+}
+
+// scriptSet holds every script, loaded once per client.
+type scriptSet struct {
+	createArtefact  *script
+	createClaim     *script
+	transitionClaim *script
+	submitBid       *script
+	takeLease       *script
+	extendLease     *script
+	leader          *script
+	popTimers       *script
+	endWorkflow     *script
+}
+
+func loadScriptSet() (*scriptSet, error) {
+	lib, err := scriptFS.ReadFile("scripts/lib.lua")
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read lib.lua: %w", err)
+	}
+	read := func(name string) (*script, error) {
+		b, err := scriptFS.ReadFile("scripts/" + name + ".lua")
+		if err != nil {
+			return nil, fmt.Errorf("blackboard: read %s.lua: %w", name, err)
+		}
+		body := string(lib) + "\n" + string(b)
+		sum := sha1.Sum([]byte(body))
+		return &script{name: name, body: body, sha: hex.EncodeToString(sum[:])}, nil
+	}
+	s := &scriptSet{}
+	for name, dst := range map[string]**script{
+		"create_artefact":  &s.createArtefact,
+		"create_claim":     &s.createClaim,
+		"transition_claim": &s.transitionClaim,
+		"submit_bid":       &s.submitBid,
+		"take_lease":       &s.takeLease,
+		"extend_lease":     &s.extendLease,
+		"leader":           &s.leader,
+		"pop_timers":       &s.popTimers,
+		"end_workflow":     &s.endWorkflow,
+	} {
+		if *dst, err = read(name); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *scriptSet) all() []*script {
+	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
+		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow}
+}
+
+// preload sends SCRIPT LOAD for every script in one pipeline, so that later
+// calls (and pipelines) only ever send EVALSHA.
+func (s *scriptSet) preload(ctx context.Context, rdb redis.UniversalClient) error {
+	pipe := rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, 0, 9)
+	for _, sc := range s.all() {
+		cmds = append(cmds, pipe.ScriptLoad(ctx, sc.body))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("blackboard: load scripts: %w", err)
+	}
+	for i, sc := range s.all() {
+		if cmds[i].Val() != sc.sha {
+			return fmt.Errorf("blackboard: script %s loaded with sha %s, expected %s", sc.name, cmds[i].Val(), sc.sha)
+		}
+	}
+	return nil
+}
+
+// isNoScript reports whether Redis lost its script cache (a restart or
+// SCRIPT FLUSH); the caller reloads and retries once.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// evalsha executes a script by sha, reloading the cache once if Redis lost
+// it.
+func (c *Client) evalsha(ctx context.Context, sc *script, keys []string, args ...any) *redis.Cmd {
+	cmd := c.rdb.EvalSha(ctx, sc.sha, keys, args...)
+	if isNoScript(cmd.Err()) {
+		if err := c.scripts.preload(ctx, c.rdb); err != nil {
+			cmd.SetErr(err)
+			return cmd
+		}
+		cmd = c.rdb.EvalSha(ctx, sc.sha, keys, args...)
+	}
+	return cmd
+}
+
+// run executes a script that returns a status list ({code, detail...}).
+func (c *Client) run(ctx context.Context, sc *script, keys []string, args ...any) ([]string, error) {
+	res, err := c.evalsha(ctx, sc, keys, args...).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: script %s: %w", sc.name, err)
+	}
+	if len(res) == 0 {
+		return nil, fmt.Errorf("blackboard: script %s returned nothing", sc.name)
+	}
+	return res, nil
+}
+
+// scriptError maps a script's return code to a sentinel error.
+func scriptError(name string, res []string) error {
+	detail := strings.Join(res[1:], " ")
+	var base error
+	switch res[0] {
+	case "OK":
+		return nil
+	case "EXISTS":
+		base = ErrExists
+	case "VERSION_CONFLICT":
+		base = ErrVersionConflict
+	case "STALE_STATUS":
+		base = ErrStaleStatus
+	case "STALE_GRANT":
+		base = ErrStaleGrant
+	case "FENCED":
+		base = ErrFenced
+	case "NOT_FOUND":
+		base = ErrNotFound
+	case "NOT_INVITED":
+		base = ErrNotInvited
+	case "WORKFLOW_ENDED":
+		base = ErrWorkflowEnded
+	case "BUDGET_EXCEEDED":
+		base = ErrBudgetExceeded
+	default:
+		return fmt.Errorf("blackboard: script %s returned unknown code %q", name, res[0])
+	}
+	return fmt.Errorf("%w (%s: %s)", base, name, detail)
+}

@@ -1,0 +1,140 @@
+-- create_artefact: write one immutable artefact and everything that
+-- announces it, all or nothing.
+--
+-- KEYS[1]  artefact HASH            sett:<i>:artefact:<id>
+-- KEYS[2]  thread ZSET              sett:<i>:thread:<logical_id>
+-- KEYS[3]  artefact time index ZSET sett:<i>:index:artefacts
+-- KEYS[4]  workflow artefact ZSET   sett:<i>:index:workflow:<wf>
+-- KEYS[5]  artefact id index ZSET   sett:<i>:index:artefact_ids
+-- KEYS[6]  events STREAM            sett:<i>:events
+-- KEYS[7]  workflow HASH            sett:<i>:workflow:<wf>
+-- KEYS[8]  workflow index ZSET      sett:<i>:index:workflows
+-- KEYS[9]  claim grants HASH        sett:<i>:claim:<c>:grants  (any key when not an output)
+-- KEYS[10] claim outputs HASH       sett:<i>:claim:<c>:outputs (any key when not an output)
+-- KEYS[11] leader epoch STRING      sett:<i>:orchestrator:epoch
+--
+-- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
+--          structural_type, type, produced_by_role, agent (set when the
+--          artefact is an agent's result for claim_id), token (the grant
+--          token the agent holds), epoch (orchestrator writes), goal (true
+--          when this artefact starts its workflow), claimable, priority,
+--          depth, artefact_channel, workflow_channel.
+-- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
+--
+-- Returns {'OK', created_at_ms} or one of
+--   {'FENCED', stored_epoch}         a newer orchestrator leads
+--   {'EXISTS', 'artefact'}           the id is taken (artefacts are write-once)
+--   {'EXISTS', 'output'}             this agent already delivered this claim
+--   {'VERSION_CONFLICT', latest}     version is not latest+1 (or 1 on a new thread)
+--   {'NOT_FOUND', 'workflow'}        a non-goal artefact names no workflow
+--   {'EXISTS', 'workflow'}           a goal whose workflow already exists
+--   {'STALE_GRANT', current_token}   the agent's grant was withdrawn or re-granted
+--
+-- Crash safety: every check runs before the first write, and a Lua script
+-- runs to completion or not at all (a server crash mid-script loses the
+-- whole script with the AOF). So the hash, its thread entry, its index
+-- entries, the workflow counters and the artefact_created event appear
+-- together or not at all: an artefact can never exist unannounced.
+
+local req = cjson.decode(ARGV[1])
+
+if fenced(KEYS[11], req.epoch) then
+  return {'FENCED', redis.call('GET', KEYS[11])}
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'EXISTS', 'artefact'}
+end
+
+-- Versions in a thread are contiguous: v1 opens an empty thread, vN needs
+-- v(N-1) to be the latest. Two racing reworks cannot both become vN.
+local version = tonumber(req.version)
+local top = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local latest = 0
+if #top > 0 then
+  latest = tonumber(top[2])
+end
+if latest ~= version - 1 then
+  return {'VERSION_CONFLICT', tostring(latest)}
+end
+
+if req.goal then
+  if redis.call('EXISTS', KEYS[7]) == 1 then
+    return {'EXISTS', 'workflow'}
+  end
+elseif redis.call('EXISTS', KEYS[7]) == 0 then
+  return {'NOT_FOUND', 'workflow'}
+end
+
+if req.agent ~= nil and req.agent ~= '' then
+  local token = redis.call('HGET', KEYS[9], req.agent)
+  if token == false or token ~= req.token then
+    return {'STALE_GRANT', token or ''}
+  end
+  if redis.call('HEXISTS', KEYS[10], req.agent) == 1 then
+    return {'EXISTS', 'output'}
+  end
+end
+
+-- All checks passed: write.
+local ts = now_ms()
+local fields = {'HSET', KEYS[1]}
+local payload = ''
+for i = 2, #ARGV, 2 do
+  fields[#fields + 1] = ARGV[i]
+  fields[#fields + 1] = ARGV[i + 1]
+  if ARGV[i] == 'payload' then
+    payload = ARGV[i + 1]
+  end
+end
+fields[#fields + 1] = 'created_at_ms'
+fields[#fields + 1] = tostring(ts)
+redis.call(unpack(fields))
+
+redis.call('ZADD', KEYS[2], version, req.id)
+redis.call('ZADD', KEYS[3], ts, req.id)
+redis.call('ZADD', KEYS[4], ts, req.id)
+redis.call('ZADD', KEYS[5], 0, req.id)
+if req.agent ~= nil and req.agent ~= '' then
+  redis.call('HSET', KEYS[10], req.agent, req.id)
+end
+
+if req.goal then
+  local open = 0
+  if req.claimable then
+    open = 1
+  end
+  redis.call('HSET', KEYS[7], 'id', req.workflow_id, 'goal', payload, 'status', 'running',
+    'priority', tostring(req.priority or 0), 'artefact_count', '1', 'open_items', tostring(open),
+    'started_at_ms', tostring(ts))
+  redis.call('ZADD', KEYS[8], ts, req.workflow_id)
+  emit(KEYS[6], req.workflow_channel, 'workflow_started', ts,
+    {'workflow_id', req.workflow_id, 'priority', tostring(req.priority or 0)})
+else
+  redis.call('HINCRBY', KEYS[7], 'artefact_count', 1)
+  -- A claimable artefact is open work until its claim ends; counting it
+  -- here (not when the claim appears) means the workflow can never look
+  -- finished in the gap between an artefact and its claim.
+  if req.claimable and redis.call('HGET', KEYS[7], 'status') == 'running' then
+    redis.call('HINCRBY', KEYS[7], 'open_items', 1)
+  end
+end
+
+emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, {
+  'artefact_id', req.id,
+  'logical_id', req.logical_id,
+  'version', tostring(version),
+  'workflow_id', req.workflow_id,
+  'claim_id', req.claim_id or '',
+  'agent', req.agent or '',
+  'type', req.type,
+  'structural_type', req.structural_type,
+  'produced_by_role', req.produced_by_role,
+  'depth', tostring(req.depth or 0),
+})
+
+if req.goal and not req.claimable then
+  end_workflow(KEYS[7], KEYS[6], req.workflow_channel, req.workflow_id, 'completed',
+    'the goal is not claimable', ts)
+end
+
+return {'OK', tostring(ts)}

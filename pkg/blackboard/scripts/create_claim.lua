@@ -1,0 +1,126 @@
+-- create_claim: create a claim once, with its bid requests (or, for a
+-- feedback claim, its direct grant), timer and indexes.
+--
+-- KEYS[1]  claim HASH                sett:<i>:claim:<id>
+-- KEYS[2]  claim_by_artefact STRING  sett:<i>:claim_by_artefact:<artefact> (any key when by_artefact is false)
+-- KEYS[3]  active claims ZSET        sett:<i>:index:claims:active
+-- KEYS[4]  workflow claims ZSET      sett:<i>:index:workflow:<wf>:claims
+-- KEYS[5]  claim id index ZSET       sett:<i>:index:claim_ids
+-- KEYS[6]  events STREAM             sett:<i>:events
+-- KEYS[7]  workflow HASH             sett:<i>:workflow:<wf>
+-- KEYS[8]  timers ZSET               sett:<i>:timers
+-- KEYS[9]  leader epoch STRING       sett:<i>:orchestrator:epoch
+-- KEYS[10] grants HASH               sett:<i>:claim:<id>:grants
+-- KEYS[11..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+--
+-- ARGV[1] JSON request:
+--   id, artefact_id, workflow_id, status, epoch,
+--   by_artefact      true: the claim is the artefact's regular claim (idempotent per artefact)
+--   adds_item        true: the claim is new open work (a feedback claim);
+--                    false: it takes over the open item its artefact already holds
+--   bid_timeout_ms   >0: set bid_deadline_ms and a timer at now+bid_timeout_ms
+--   timer_in_ms      >0: a timer at now+timer_in_ms (used when no bid timeout)
+--   max_artefacts, max_depth, depth   budgets (0 = unlimited)
+--   grants           flat list agent, token, ...
+--   inbox            list of {key = KEYS index, channel, fields = {k, v, ...}}
+--   events           list of {channel, name, fields}
+--   claim_channel, workflow_channel
+-- ARGV[2..] claim hash field/value pairs (the script adds created_at_ms,
+--   updated_at_ms, priority and bid_deadline_ms).
+--
+-- Returns {'OK', id, created_at_ms} or
+--   {'EXISTS', existing_claim_id}       already created (idempotent repeat)
+--   {'FENCED', stored_epoch}
+--   {'NOT_FOUND', 'workflow'}
+--   {'WORKFLOW_ENDED', status}          the workflow is no longer running
+--   {'BUDGET_EXCEEDED', which, limit}   'artefacts' or 'depth'
+--
+-- Crash safety: all checks precede all writes and the script is atomic, so
+-- either the claim, its artefact mapping, indexes, timer, bid requests and
+-- claim_created event all exist, or none do; a retry after a crash finds
+-- the mapping and returns EXISTS instead of creating a second claim.
+
+local req = cjson.decode(ARGV[1])
+
+if fenced(KEYS[9], req.epoch) then
+  return {'FENCED', redis.call('GET', KEYS[9])}
+end
+if req.by_artefact then
+  local existing = redis.call('GET', KEYS[2])
+  if existing then
+    return {'EXISTS', existing}
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'EXISTS', req.id}
+end
+
+local wf = redis.call('HMGET', KEYS[7], 'status', 'artefact_count', 'priority')
+if wf[1] == false then
+  return {'NOT_FOUND', 'workflow'}
+end
+if wf[1] ~= 'running' then
+  return {'WORKFLOW_ENDED', wf[1]}
+end
+local max_artefacts = tonumber(req.max_artefacts or 0)
+if max_artefacts > 0 and tonumber(wf[2] or '0') > max_artefacts then
+  return {'BUDGET_EXCEEDED', 'artefacts', tostring(max_artefacts)}
+end
+local max_depth = tonumber(req.max_depth or 0)
+if max_depth > 0 and tonumber(req.depth or 0) > max_depth then
+  return {'BUDGET_EXCEEDED', 'depth', tostring(max_depth)}
+end
+
+local ts = now_ms()
+local hset = {'HSET', KEYS[1]}
+for i = 2, #ARGV, 2 do
+  hset[#hset + 1] = ARGV[i]
+  hset[#hset + 1] = ARGV[i + 1]
+end
+hset[#hset + 1] = 'created_at_ms'
+hset[#hset + 1] = tostring(ts)
+hset[#hset + 1] = 'updated_at_ms'
+hset[#hset + 1] = tostring(ts)
+hset[#hset + 1] = 'priority'
+hset[#hset + 1] = wf[3] or '0'
+local bid_timeout = tonumber(req.bid_timeout_ms or 0)
+local due = 0
+if bid_timeout > 0 then
+  due = ts + bid_timeout
+  hset[#hset + 1] = 'bid_deadline_ms'
+  hset[#hset + 1] = tostring(due)
+elseif tonumber(req.timer_in_ms or 0) > 0 then
+  due = ts + tonumber(req.timer_in_ms)
+end
+redis.call(unpack(hset))
+
+if req.by_artefact then
+  redis.call('SET', KEYS[2], req.id)
+end
+redis.call('ZADD', KEYS[3], ts, req.id)
+redis.call('ZADD', KEYS[4], ts, req.id)
+redis.call('ZADD', KEYS[5], 0, req.id)
+if due > 0 then
+  redis.call('ZADD', KEYS[8], due, req.id)
+end
+if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
+  local g = {'HSET', KEYS[10]}
+  for _, v in ipairs(req.grants) do
+    g[#g + 1] = v
+  end
+  redis.call(unpack(g))
+end
+if req.adds_item then
+  redis.call('HINCRBY', KEYS[7], 'open_items', 1)
+end
+
+emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
+  'claim_id', req.id,
+  'artefact_id', req.artefact_id,
+  'workflow_id', req.workflow_id,
+  'status', req.status,
+})
+emit_all(KEYS[6], ts, req.events)
+deliver(req.inbox, ts)
+
+return {'OK', req.id, tostring(ts)}

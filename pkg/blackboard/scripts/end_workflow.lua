@@ -1,0 +1,27 @@
+-- end_workflow: end a running workflow (failed by a budget, or cancelled).
+--
+-- KEYS[1] workflow HASH  sett:<i>:workflow:<wf>
+-- KEYS[2] events STREAM  sett:<i>:events
+-- KEYS[3] epoch STRING   sett:<i>:orchestrator:epoch
+-- ARGV[1] JSON request: workflow_id, status, reason, epoch, workflow_channel
+--
+-- Returns {'OK', status} when this call ended the workflow,
+-- {'WORKFLOW_ENDED', status} when it had already ended, {'NOT_FOUND',
+-- 'workflow'} or {'FENCED', epoch}.
+--
+-- The status change and the workflow_completed event are one atomic step,
+-- and only a running workflow moves, so the event is emitted exactly once.
+
+local req = cjson.decode(ARGV[1])
+if fenced(KEYS[3], req.epoch) then
+  return {'FENCED', redis.call('GET', KEYS[3])}
+end
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == false then
+  return {'NOT_FOUND', 'workflow'}
+end
+if status ~= 'running' then
+  return {'WORKFLOW_ENDED', status}
+end
+end_workflow(KEYS[1], KEYS[2], req.workflow_channel, req.workflow_id, req.status, req.reason, now_ms())
+return {'OK', req.status}

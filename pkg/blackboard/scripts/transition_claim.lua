@@ -1,0 +1,100 @@
+-- transition_claim: compare-and-set a claim from one status to the next,
+-- with every side effect of that step.
+--
+-- KEYS[1]  claim HASH          sett:<i>:claim:<id>
+-- KEYS[2]  active claims ZSET  sett:<i>:index:claims:active
+-- KEYS[3]  events STREAM       sett:<i>:events
+-- KEYS[4]  workflow HASH       sett:<i>:workflow:<wf>
+-- KEYS[5]  timers ZSET         sett:<i>:timers
+-- KEYS[6]  leader epoch STRING sett:<i>:orchestrator:epoch
+-- KEYS[7]  bids HASH           sett:<i>:claim:<id>:bids
+-- KEYS[8]  grants HASH         sett:<i>:claim:<id>:grants
+-- KEYS[9..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+--
+-- ARGV[1] JSON request:
+--   id, workflow_id, epoch,
+--   from             the status the caller saw (compare)
+--   rev              the rev the caller saw (compare; -1 skips)
+--   to               the new status
+--   set              flat list of claim fields to set
+--   ignore_bids      agents whose missing bid becomes 'ignore' (HSETNX)
+--   grants           flat list agent, token
+--   inbox            list of {key, channel, fields}
+--   timer_in_ms      >=0: (re)arm the claim's timer at now+timer_in_ms;
+--                    absent: leave it; final statuses always clear it
+--   close_item       true: the claim ends and its open item closes
+--   fail_workflow    true: end the workflow as failed with fail_reason
+--   events           list of {channel, name, fields}
+--   claim_channel, workflow_channel
+--
+-- Returns {'OK', new_rev, now_ms} or
+--   {'FENCED', stored_epoch}
+--   {'NOT_FOUND', 'claim'}
+--   {'STALE_STATUS', status, rev}   another handler already moved the claim
+--
+-- Crash safety and idempotency: the compare on status and rev makes a
+-- retried or duplicated step fail with STALE_STATUS instead of applying
+-- twice, and the script's atomicity means a claim never changes status
+-- without its grants, inbox messages, timer, workflow counters and events.
+
+local req = cjson.decode(ARGV[1])
+
+if fenced(KEYS[6], req.epoch) then
+  return {'FENCED', redis.call('GET', KEYS[6])}
+end
+local cur = redis.call('HMGET', KEYS[1], 'status', 'rev')
+if cur[1] == false then
+  return {'NOT_FOUND', 'claim'}
+end
+local rev = tonumber(cur[2] or '0')
+if cur[1] ~= req.from or (tonumber(req.rev or -1) >= 0 and rev ~= tonumber(req.rev)) then
+  return {'STALE_STATUS', cur[1], tostring(rev)}
+end
+
+local ts = now_ms()
+local hset = {'HSET', KEYS[1], 'status', req.to, 'rev', tostring(rev + 1), 'updated_at_ms', tostring(ts)}
+if req.set ~= nil and req.set ~= cjson.null then
+  for _, v in ipairs(req.set) do
+    hset[#hset + 1] = v
+  end
+end
+redis.call(unpack(hset))
+
+if req.ignore_bids ~= nil and req.ignore_bids ~= cjson.null then
+  for _, agent in ipairs(req.ignore_bids) do
+    redis.call('HSETNX', KEYS[7], agent, 'ignore')
+  end
+end
+if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
+  local g = {'HSET', KEYS[8]}
+  for _, v in ipairs(req.grants) do
+    g[#g + 1] = v
+  end
+  redis.call(unpack(g))
+end
+
+local final = req.to == 'complete' or req.to == 'terminated'
+if final then
+  redis.call('ZREM', KEYS[2], req.id)
+  redis.call('ZREM', KEYS[5], req.id)
+elseif req.timer_in_ms ~= nil and req.timer_in_ms ~= cjson.null and tonumber(req.timer_in_ms) >= 0 then
+  redis.call('ZADD', KEYS[5], ts + tonumber(req.timer_in_ms), req.id)
+end
+
+emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
+  'claim_id', req.id,
+  'workflow_id', req.workflow_id,
+  'from', req.from,
+  'to', req.to,
+})
+emit_all(KEYS[3], ts, req.events)
+deliver(req.inbox, ts)
+
+if req.fail_workflow then
+  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, 'failed', req.fail_reason or 'failed', ts)
+end
+if final and req.close_item then
+  close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts)
+end
+
+return {'OK', tostring(rev + 1), tostring(ts)}
