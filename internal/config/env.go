@@ -50,7 +50,7 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := get(EnvRedisURL); ok {
 		if msg := checkRedisURL(v); msg != "" {
-			errs = append(errs, fmt.Errorf("%w %s: %s", ErrEnv, EnvRedisURL, strings.TrimPrefix(msg, "is ")))
+			errs = append(errs, fmt.Errorf("%w %s: %s", ErrEnv, EnvRedisURL, msg))
 		}
 		next.Services.Redis.URL = v
 		overridden = append(overridden, "services.redis.url")

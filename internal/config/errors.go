@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-// ErrEmpty is returned by Parse and Load when the file holds no YAML
+// ErrEmpty is returned (wrapped, naming the file) by Parse and Load when the file holds no YAML
 // document at all (it is empty or only has comments).
 var ErrEmpty = errors.New("config: file is empty")
 
-// ErrMultipleDocuments is returned by Parse and Load when the file holds
-// more than one YAML document (a second "---").
+// ErrMultipleDocuments is returned (wrapped, with the line where the second
+// document starts) by Parse and Load when the file holds more than one YAML
+// document (a second "---").
 var ErrMultipleDocuments = errors.New("config: more than one YAML document")
 
 // ErrSyntax is returned (wrapped, with file and line) by Parse and Load when
@@ -77,7 +78,7 @@ func (e FieldError) Unwrap() error { return e.Err }
 // configuration, in file order. Parse returns one for unknown keys and wrong
 // types; Validate returns one for broken rules. errors.Is matches the
 // sentinel of any of its FieldErrors, and errors.As can extract a
-// FieldError.
+// FieldError. It is only returned with at least one FieldError.
 type ValidationError struct {
 	Errors []FieldError
 }

@@ -203,6 +203,13 @@ func TestParseTypeErrors(t *testing.T) {
 			wantLine: 6,
 			wantMsg:  `sett.yml:6: agents.writer.timeout: key "timeout" appears twice (first at line 5)`,
 		},
+		{
+			name:     "duplicate agent",
+			data:     withLines(`  writer:`, `    role: other`),
+			wantPath: "agents.writer",
+			wantLine: 5,
+			wantMsg:  `sett.yml:5: agents.writer: key "writer" appears twice (first at line 3)`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,7 +274,7 @@ func TestParseReportsEveryStructuralProblem(t *testing.T) {
 		`  bid_timeout: soon`, // 4: type
 		`agents:`,
 		`  writer:`,
-		`    comand: [w]`,        // 7: unknown
+		`    comand: [w]`,          // 7: unknown
 		`    max_concurrent: lots`, // 8: type
 	)
 	_, _, err := Parse(data, "sett.yml")

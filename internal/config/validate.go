@@ -272,7 +272,7 @@ func checkRedisURL(raw string) string {
 		if errors.As(err, &uerr) {
 			err = uerr.Err // url.Error repeats the URL, password included
 		}
-		return fmt.Sprintf("is not a valid URL: %v", err)
+		return fmt.Sprintf("not a valid URL: %v (use redis://host:6379 or rediss://host:6380)", err)
 	}
 	switch {
 	case u.Scheme != "redis" && u.Scheme != "rediss":

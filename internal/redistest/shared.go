@@ -25,11 +25,17 @@ var (
 // Main runs a test package and stops the shared server afterwards. Use it
 // from TestMain: func TestMain(m *testing.M) { redistest.Main(m) }.
 func Main(m *testing.M) {
+	os.Exit(Run(m))
+}
+
+// Run runs the tests, stops the shared server and returns the exit code,
+// for a TestMain with more cleanup of its own.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if shared != nil {
 		shared.Stop()
 	}
-	os.Exit(code)
+	return code
 }
 
 // Shared returns the package's redis-server, starting it on first use. In

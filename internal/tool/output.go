@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -50,8 +51,8 @@ var fieldHints = map[string]string{
 // Output is the one JSON document a tool prints on stdout, as ParseOutput
 // returns it:
 //
-//   - ArtefactType is the user type of the new artefact; "" only on feedback
-//     claims (the cub then keeps the target's type).
+//   - ArtefactType is the user type of the new artefact; it may be "" only
+//     on feedback claims, where the caller chooses the type.
 //   - ArtefactPayload is the payload text. When the tool printed a JSON object
 //     or array instead of a string, it holds that value as compact JSON.
 //   - Summary is one line of at most MaxSummaryLen characters.
@@ -90,10 +91,9 @@ func ParseOutput(stdout []byte, claimType ClaimType, maxPayload int) (Output, er
 	fields, p := splitFields(obj)
 
 	var out Output
+	typeOK := true // false once artefact_type is known to be of the wrong kind
 	if raw, ok := fields[fieldArtefactType]; ok {
-		if s, ok := p.str(fieldArtefactType, raw, `such as "CodeCommit"`); ok {
-			out.ArtefactType = s
-		}
+		out.ArtefactType, typeOK = p.str(fieldArtefactType, raw, `such as "CodeCommit"`)
 	}
 	if raw, ok := fields[fieldArtefactPayload]; ok {
 		out.ArtefactPayload = p.payload(raw)
@@ -112,7 +112,9 @@ func ParseOutput(stdout []byte, claimType ClaimType, maxPayload int) (Output, er
 		out.Memory = p.memory(raw)
 	}
 
-	p.checkArtefactType(out.ArtefactType, claimType)
+	if typeOK {
+		p.checkArtefactType(out.ArtefactType, claimType)
+	}
 	p.checkStructuralType(out.StructuralType)
 	if maxPayload > 0 && len(out.ArtefactPayload) > maxPayload {
 		p.add(fieldArtefactPayload, fmt.Sprintf(
@@ -214,7 +216,7 @@ func splitFields(obj json.RawMessage) (map[string]json.RawMessage, *problems) {
 	p := &problems{}
 	fields := make(map[string]json.RawMessage, len(outputFields))
 	seen := make(map[string]bool)
-	var unknown []string
+	var unknown, repeated []string
 
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil { // the opening brace
@@ -234,7 +236,9 @@ func splitFields(obj json.RawMessage) (map[string]json.RawMessage, *problems) {
 			return fields, p
 		}
 		if seen[key] {
-			p.add(key, fmt.Sprintf("field %s appears more than once; give each field once", quoteHead([]byte(key), 60)))
+			if !slices.Contains(repeated, key) {
+				repeated = append(repeated, key)
+			}
 			continue
 		}
 		seen[key] = true
@@ -247,7 +251,14 @@ func splitFields(obj json.RawMessage) (map[string]json.RawMessage, *problems) {
 		}
 	}
 	if len(unknown) > 0 {
-		p.add(unknown[0], unknownFieldsReason(unknown))
+		p.add(unknown[0], "unknown "+fieldList(unknown, true)+"; allowed fields are "+strings.Join(outputFields, ", "))
+	}
+	if len(repeated) > 0 {
+		verb := "appears"
+		if len(repeated) > 1 {
+			verb = "appear"
+		}
+		p.add(repeated[0], fmt.Sprintf("%s %s more than once; give each field once", fieldList(repeated, false), verb))
 	}
 	return fields, p
 }
@@ -261,31 +272,29 @@ func isOutputField(name string) bool {
 	return false
 }
 
-// unknownFieldsReason names the unknown fields (at most five), suggests what
-// was probably meant and lists the allowed fields.
-func unknownFieldsReason(unknown []string) string {
+// fieldList renders "field x" or "fields x, y, z" with at most five names
+// quoted, and with a guess of what each was meant to be when hints is set.
+func fieldList(names []string, hints bool) string {
 	const shown = 5
 	var b strings.Builder
-	if len(unknown) == 1 {
-		b.WriteString("unknown field ")
+	if len(names) == 1 {
+		b.WriteString("field ")
 	} else {
-		b.WriteString("unknown fields ")
+		b.WriteString("fields ")
 	}
-	for i, name := range unknown {
+	for i, name := range names {
 		if i == shown {
-			fmt.Fprintf(&b, " and %d more", len(unknown)-shown)
+			fmt.Fprintf(&b, " and %d more", len(names)-shown)
 			break
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(quoteHead([]byte(name), 60))
-		if hint := suggestField(name); hint != "" {
+		if hint := suggestField(name); hints && hint != "" {
 			fmt.Fprintf(&b, " (did you mean %q?)", hint)
 		}
 	}
-	b.WriteString("; allowed fields are ")
-	b.WriteString(strings.Join(outputFields, ", "))
 	return b.String()
 }
 

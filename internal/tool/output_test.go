@@ -184,7 +184,7 @@ func TestParseOutput(t *testing.T) {
 			stdout:    `{"artefact_type":["Plan"]}`,
 			claimType: ClaimTypeClaim,
 			wantField: "artefact_type",
-			wantErr:   []string{"artefact_type is a JSON array; it must be a string"},
+			wantErr:   []string{"tool: invalid output: artefact_type is a JSON array; it must be a string such as \"CodeCommit\""},
 		},
 		{
 			name:      "payload is a number",
@@ -235,6 +235,18 @@ func TestParseOutput(t *testing.T) {
 			claimType: ClaimTypeClaim,
 			wantField: "artefact_type",
 			wantErr:   []string{"field \"artefact_type\" appears more than once"},
+		},
+		{
+			name:      "many repeated fields named once each",
+			stdout:    "{" + strings.Repeat(`"a":1,"b":2,`, 1000) + `"artefact_type":"Plan"}`,
+			claimType: ClaimTypeClaim,
+			wantErr:   []string{`2 problems: (1) unknown fields "a", "b"; allowed`, `(2) fields "a", "b" appear more than once`},
+		},
+		{
+			name:      "long list of unknown fields is cut",
+			stdout:    `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"artefact_type":"Plan"}`,
+			claimType: ClaimTypeClaim,
+			wantErr:   []string{`unknown fields "a", "b", "c", "d", "e" and 2 more; allowed`},
 		},
 		{
 			name:      "bad structural_type",

@@ -68,6 +68,15 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 			return bad("source_artefacts: %v", err)
 		}
 	}
+	// Every stored field must stay within what DecodeArtefact accepts, or
+	// the artefact would be written and then be unreadable (ErrCorrupt).
+	// MaxListLen ids are ~160 KB of JSON, over MaxFieldBytes.
+	if src, _ := json.Marshal(a.SourceArtefacts); len(src) > MaxFieldBytes {
+		return bad("source_artefacts is %d bytes as JSON, over the limit of %d", len(src), MaxFieldBytes)
+	}
+	if len(a.ProducedByAgent) > MaxFieldBytes {
+		return bad("produced_by_agent is %d bytes, over the limit of %d", len(a.ProducedByAgent), MaxFieldBytes)
+	}
 	if meta, _ := json.Marshal(a.Metadata); len(meta) > MaxFieldBytes {
 		return bad("metadata is %d bytes, over the limit of %d", len(meta), MaxFieldBytes)
 	}
@@ -92,11 +101,14 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 	}
 	priority := 0
 	if p, ok := a.Metadata["priority"]; ok && a.IsGoal() {
-		n, err := strconv.Atoi(p)
+		// The workflow and claim decoders read 32-bit priorities, and Lua
+		// prints larger numbers as 1e+16: a wider value would be stored
+		// unreadable (ErrCorrupt on every later read).
+		n, err := strconv.ParseInt(p, 10, 32)
 		if err != nil {
-			return fmt.Errorf("%w: artefact: metadata priority %q is not an integer", ErrInvalid, p)
+			return fmt.Errorf("%w: artefact: metadata priority %q is not a 32-bit integer", ErrInvalid, p)
 		}
-		priority = n
+		priority = int(n)
 	}
 	req := map[string]any{
 		"id":               a.ID,

@@ -90,6 +90,15 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	if !cl.Status.Valid() || cl.Status.Final() {
 		return "", false, fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
 	}
+	// Refuse what DecodeClaim would refuse (a context id that is not an
+	// id, a negative iteration, an oversized list...): a stored claim that
+	// cannot be read back would sit in the active index, failing every
+	// reconcile. The fields the script sets are left out of the check.
+	probe := *cl
+	probe.CreatedAtMs, probe.UpdatedAtMs, probe.BidDeadlineMs, probe.Priority = 0, 0, 0, 0
+	if _, err := DecodeClaim(EncodeClaim(&probe)); err != nil {
+		return "", false, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
+	}
 	req := map[string]any{
 		"id":               cl.ID,
 		"artefact_id":      cl.ArtefactID,
@@ -191,6 +200,22 @@ func (p ClaimPatch) fields() []string {
 	return out
 }
 
+// readable checks the patch against DecodeClaim's rules (ids, ranges,
+// sizes), so that a transition can never store a claim that every later
+// read refuses as corrupt.
+func (p ClaimPatch) readable(claimID, workflowID string) error {
+	m := map[string]string{
+		"id": claimID, "artefact_id": claimID, "workflow_id": workflowID,
+		"status": string(ClaimComplete), "created_at_ms": "0",
+	}
+	set := p.fields()
+	for i := 0; i+1 < len(set); i += 2 {
+		m[set[i]] = set[i+1]
+	}
+	_, err := DecodeClaim(m)
+	return err
+}
+
 // Transition is one compare-and-set step of a claim.
 type Transition struct {
 	ClaimID    string
@@ -232,6 +257,15 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	if !t.From.Valid() || !t.To.Valid() {
 		return 0, fmt.Errorf("%w: transition %q -> %q", ErrInvalid, t.From, t.To)
+	}
+	// Final statuses are final (ClaimStatus.Final): the step to one
+	// removed the claim from the active index and its timer, so a claim
+	// moved out of it would be live with nothing left to reconcile it.
+	if t.From.Final() {
+		return 0, fmt.Errorf("%w: transition %q -> %q: %s is final", ErrInvalid, t.From, t.To, t.From)
+	}
+	if err := t.Set.readable(t.ClaimID, t.WorkflowID); err != nil {
+		return 0, fmt.Errorf("%w: transition of claim %s would leave it unreadable: %v", ErrInvalid, t.ClaimID, err)
 	}
 	req := map[string]any{
 		"id":               t.ClaimID,
@@ -528,4 +562,43 @@ func flatten(m map[string]string) []string {
 		out = append(out, k, m[k])
 	}
 	return out
+}
+
+// GrantView is what a cub reads before running a grant.
+type GrantView struct {
+	Claim    *Claim
+	Target   *Artefact
+	Workflow *Workflow
+}
+
+// ReadGrant reads a claim, its target artefact and its workflow in one
+// pipelined round trip. Errors: ErrNotFound naming the missing record,
+// ErrCorrupt.
+func (c *Client) ReadGrant(ctx context.Context, claimID, artefactID, workflowID string) (*GrantView, error) {
+	for _, id := range []string{claimID, artefactID, workflowID} {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	pipe := c.rdb.Pipeline()
+	cl := pipe.HGetAll(ctx, c.keys.Claim(claimID))
+	art := pipe.HGetAll(ctx, c.keys.Artefact(artefactID))
+	wf := pipe.HGetAll(ctx, c.keys.Workflow(workflowID))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("blackboard: read grant %s: %w", claimID, err)
+	}
+	v := &GrantView{}
+	var err error
+	if v.Claim, err = DecodeClaim(cl.Val()); err != nil {
+		return nil, fmt.Errorf("claim %s: %w", claimID, err)
+	}
+	if v.Target, err = DecodeArtefact(art.Val()); err != nil {
+		return nil, fmt.Errorf("artefact %s: %w", artefactID, err)
+	}
+	if v.Workflow, err = DecodeWorkflow(wf.Val()); err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", workflowID, err)
+	}
+	return v, nil
 }

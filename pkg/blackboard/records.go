@@ -1,5 +1,10 @@
 package blackboard
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Artefact is an immutable record on the blackboard: a goal, a piece of
 // work, a review or a failure. Once written it is never modified; a change
 // is a new version in the same thread (same LogicalID, Version+1).
@@ -85,4 +90,36 @@ type Workflow struct {
 	StartedAtMs int64  `json:"started_at_ms"`
 	EndedAtMs   int64  `json:"ended_at_ms,omitempty"`
 	Outcome     string `json:"outcome,omitempty"`
+}
+
+// GoalType is the artefact type of a goal posted by a person.
+const GoalType = "GoalDefined"
+
+// NewGoal returns a goal artefact that starts its own workflow: the text
+// is the payload, priority goes into the metadata, producer is who posted
+// it ("user", "vault", ...). Write it with CreateArtefact.
+func NewGoal(text string, priority int, producer string, metadata map[string]string) *Artefact {
+	id := NewID()
+	meta := make(map[string]string, len(metadata)+1)
+	for k, v := range metadata {
+		meta[k] = v
+	}
+	meta["priority"] = strconv.Itoa(priority)
+	summary := strings.TrimSpace(text)
+	if i := strings.IndexByte(summary, '\n'); i >= 0 {
+		summary = summary[:i]
+	}
+	if len(summary) > 200 {
+		summary = summary[:200] + "…"
+	}
+	return &Artefact{
+		ID: id, LogicalID: id, Version: 1,
+		StructuralType: StructuralStandard,
+		Type:           GoalType,
+		Payload:        text,
+		ProducedByRole: producer,
+		WorkflowID:     id,
+		Summary:        summary,
+		Metadata:       meta,
+	}
 }

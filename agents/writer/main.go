@@ -1,0 +1,97 @@
+// Command sett-writer is an example Sett agent tool: it writes an artefact
+// of a configured type from its goal and context, and on a feedback claim
+// writes a revision that addresses every review.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/settdev/sett/internal/tool"
+)
+
+func main() {
+	typ := flag.String("type", "Plan", "artefact type to produce")
+	flag.Parse()
+	if err := run(os.Stdin, os.Stdout, *typ); err != nil {
+		fmt.Fprintln(os.Stderr, "sett-writer:", err)
+		os.Exit(1)
+	}
+}
+
+type output struct {
+	ArtefactType    string `json:"artefact_type,omitempty"`
+	ArtefactPayload string `json:"artefact_payload"`
+	Summary         string `json:"summary"`
+}
+
+func run(in io.Reader, out io.Writer, typ string) error {
+	var input tool.Input
+	if err := json.NewDecoder(in).Decode(&input); err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "sett-writer: %s claim %s on %s %s\n", input.ClaimType, input.ClaimID,
+		input.TargetArtefact.Type, input.TargetArtefact.ID)
+	var o output
+	if input.ClaimType == tool.ClaimTypeFeedback {
+		o = revise(input)
+	} else {
+		o = write(input, typ)
+	}
+	return json.NewEncoder(out).Encode(o)
+}
+
+// write produces a first version from the goal and the target.
+func write(in tool.Input, typ string) output {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\nGoal: %s\n\nBased on %s %s:\n\n", typ, firstLine(in.Workflow.Goal),
+		in.TargetArtefact.Type, in.TargetArtefact.ID)
+	for _, line := range strings.Split(strings.TrimSpace(in.TargetArtefact.Payload), "\n") {
+		fmt.Fprintf(&b, "> %s\n", line)
+	}
+	fmt.Fprintf(&b, "\nSteps:\n1. Understand the goal.\n2. Make the change.\n3. Verify it.\n")
+	if len(in.ContextChain) > 0 {
+		fmt.Fprintf(&b, "\nContext read: %d artefact(s).\n", len(in.ContextChain))
+	}
+	return output{ArtefactType: typ, ArtefactPayload: b.String(),
+		Summary: fmt.Sprintf("%s for: %s", typ, firstLine(in.Workflow.Goal))}
+}
+
+// revise produces the next version, answering each review.
+func revise(in tool.Input) output {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(in.TargetArtefact.Payload, "\n"))
+	fmt.Fprintf(&b, "\n\n## Revision %d\n\nAddressed review feedback:\n", in.TargetArtefact.Version+1)
+	for _, r := range in.Feedback {
+		fmt.Fprintf(&b, "- From %s: %s\n", r.ProducedByRole, reviewText(r.Payload))
+	}
+	return output{ArtefactPayload: b.String(),
+		Summary: fmt.Sprintf("revision %d addressing %d review(s)", in.TargetArtefact.Version+1, len(in.Feedback))}
+}
+
+// reviewText extracts the findings of a structured review, or returns the
+// free text as it is.
+func reviewText(payload string) string {
+	var doc struct {
+		Findings []string `json:"findings"`
+	}
+	if json.Unmarshal([]byte(payload), &doc) == nil && len(doc.Findings) > 0 {
+		return strings.Join(doc.Findings, "; ")
+	}
+	return strings.TrimSpace(payload)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

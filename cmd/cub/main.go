@@ -1,0 +1,22 @@
+// Command sett-cub is the sidecar entrypoint of every agent container.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/settdev/sett/internal/daemon"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := daemon.RunCub(ctx, os.Args[1:], os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-cub:", err)
+	}
+	os.Exit(daemon.ExitCode(err))
+}

@@ -1,0 +1,22 @@
+// Command sett-orchestrator is Sett's coordination daemon.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/settdev/sett/internal/daemon"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := daemon.RunOrchestrator(ctx, os.Args[1:], os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-orchestrator:", err)
+	}
+	os.Exit(daemon.ExitCode(err))
+}

@@ -1,0 +1,141 @@
+package cub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/tool"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Bidder decides an agent's bid on a claim (SPEC §7), in this order:
+//  1. never on the agent's own outputs (unless bid_on_own_outputs), so a
+//     simple pipeline cannot loop on itself;
+//  2. the bid_script, when configured and when it answers a valid bid;
+//  3. the consumes patterns: a type none of them matches is ignored;
+//  4. the static bidding_strategy.
+//
+// Safe for concurrent use.
+type Bidder struct {
+	bb  *blackboard.Client
+	set Settings
+	log zerolog.Logger
+	// RunFunc runs the bid script; tool.Run unless a test replaces it.
+	RunFunc func(context.Context, tool.Spec) tool.Result
+	env     []string
+}
+
+// NewBidder returns a bidder for the agent in set.
+func NewBidder(bb *blackboard.Client, set Settings, env []string, log zerolog.Logger) *Bidder {
+	return &Bidder{bb: bb, set: set, env: env, RunFunc: tool.Run,
+		log: log.With().Str("component", "bidder").Logger()}
+}
+
+// Decide returns the bid for a bid request and a short reason for the log.
+func (b *Bidder) Decide(ctx context.Context, req blackboard.InboxMessage) (blackboard.Bid, string) {
+	if req.ProducedByRole == b.set.Role && !b.set.BidOnOwnOutputs {
+		return blackboard.BidIgnore, "own output"
+	}
+	if len(b.set.BidScript) > 0 {
+		if bid, ok := b.fromScript(ctx, req); ok {
+			return bid, "bid_script"
+		}
+	}
+	if len(b.set.Consumes) > 0 && !Consumes(b.set.Consumes, req.ArtefactType) {
+		return blackboard.BidIgnore, "type not consumed"
+	}
+	return blackboard.Bid(b.set.Strategy), "bidding_strategy"
+}
+
+// Consumes reports whether any pattern (path.Match syntax) matches typ.
+func Consumes(patterns []string, typ string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, typ); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// bidScriptInput is the document a bid script reads on stdin.
+type bidScriptInput struct {
+	Claim          *blackboard.Claim `json:"claim"`
+	TargetArtefact tool.Artefact     `json:"target_artefact"`
+	Agent          string            `json:"agent"`
+	Role           string            `json:"role"`
+	Instance       string            `json:"instance"`
+}
+
+// fromScript runs the bid script. Only stdout is the answer: a bare bid
+// ("exclusive") or {"bid": "exclusive"}. Anything else — a failure, a
+// timeout, another answer — is logged and falls back to the static rules.
+func (b *Bidder) fromScript(ctx context.Context, req blackboard.InboxMessage) (blackboard.Bid, bool) {
+	view, err := b.bb.ReadGrant(ctx, req.ClaimID, req.ArtefactID, req.WorkflowID)
+	if err != nil {
+		b.log.Warn().Err(err).Str("claim_id", req.ClaimID).Msg("bid_script skipped: cannot read the claim")
+		return "", false
+	}
+	in, err := json.Marshal(bidScriptInput{Claim: view.Claim, TargetArtefact: toToolArtefact(view.Target),
+		Agent: b.set.Agent, Role: b.set.Role, Instance: b.bb.Instance()})
+	if err != nil {
+		return "", false
+	}
+	res := b.RunFunc(ctx, tool.Spec{Command: b.set.BidScript, Dir: b.set.Workspace, Env: b.env, Stdin: in,
+		Timeout: b.set.BidScriptTimeout, MaxStdout: 64 << 10, MaxStderr: 64 << 10})
+	log := b.log.With().Str("claim_id", req.ClaimID).Logger()
+	if len(res.Stderr) > 0 {
+		log.Info().Str("stderr", string(res.Stderr)).Msg("bid_script stderr")
+	}
+	if res.Failure != "" {
+		log.Warn().Str("failure", string(res.Failure)).Str("detail", res.Detail).Msg("bid_script failed; using the static strategy")
+		return "", false
+	}
+	bid, err := ParseBid(res.Stdout)
+	if err != nil {
+		log.Warn().Err(err).Msg("bid_script answer not understood; using the static strategy")
+		return "", false
+	}
+	return bid, true
+}
+
+// ParseBid reads a bid script's answer: one bid word, or a JSON object
+// {"bid": "..."} (surrounding whitespace allowed, case-insensitive).
+func ParseBid(stdout []byte) (blackboard.Bid, error) {
+	s := strings.TrimSpace(string(stdout))
+	if strings.HasPrefix(s, "{") {
+		var doc struct {
+			Bid string `json:"bid"`
+		}
+		if err := json.Unmarshal([]byte(s), &doc); err != nil {
+			return "", fmt.Errorf("cub: bid_script printed invalid JSON: %v", err)
+		}
+		s = doc.Bid
+	}
+	bid := blackboard.Bid(strings.ToLower(strings.TrimSpace(s)))
+	if !bid.Valid() {
+		return "", fmt.Errorf("cub: bid_script printed %q; expected one of review, claim, exclusive, ignore", truncate(s, 80))
+	}
+	return bid, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// toToolArtefact converts a blackboard artefact to what a tool sees.
+func toToolArtefact(a *blackboard.Artefact) tool.Artefact {
+	return tool.Artefact{
+		ID: a.ID, LogicalID: a.LogicalID, Version: a.Version, StructuralType: string(a.StructuralType),
+		Type: a.Type, Payload: a.Payload, SourceArtefacts: a.SourceArtefacts, ProducedByRole: a.ProducedByRole,
+		WorkflowID: a.WorkflowID, ClaimID: a.ClaimID, Summary: a.Summary, CreatedAtMs: a.CreatedAtMs,
+		Metadata: a.Metadata,
+	}
+}

@@ -1,0 +1,96 @@
+package cub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Version is reported in the agent registration.
+var Version = "dev"
+
+// Cub is the sidecar of one agent. Build it with New and call Run once.
+type Cub struct {
+	bb      *blackboard.Client
+	set     Settings
+	log     zerolog.Logger
+	m       *Metrics
+	keeper  *LeaseKeeper
+	inbox   *InboxLoop
+	Runner  *WorkRunner
+	Bidder  *Bidder
+	regDone chan struct{}
+}
+
+// New wires a cub for the agent described by set.
+func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) (*Cub, error) {
+	set.applyDefaults()
+	if err := blackboard.ValidateAgentName(set.Agent); err != nil {
+		return nil, err
+	}
+	if len(set.Command) == 0 {
+		return nil, fmt.Errorf("cub: agent %s has no tool command (set agents.%s.command in sett.yml, or give the image a CMD)", set.Agent, set.Agent)
+	}
+	log = log.With().Str("agent", set.Agent).Logger()
+	c := &Cub{bb: bb, set: set, log: log, m: m, regDone: make(chan struct{})}
+	c.keeper = NewLeaseKeeper(bb, set, m, log)
+	c.Runner = NewWorkRunner(bb, set, NewContextBuilder(bb, set.ContextDepth), m, log)
+	c.Bidder = NewBidder(bb, set, c.Runner.ToolEnv(""), log)
+	c.inbox = NewInboxLoop(bb, set, c.Bidder, c.Runner, c.keeper, m, log)
+	return c, nil
+}
+
+// Ready reports why the cub is not ready, or nil: registered, heartbeat
+// fresh, inbox being read.
+func (c *Cub) Ready(ctx context.Context) error {
+	select {
+	case <-c.regDone:
+	default:
+		return errors.New("not registered yet")
+	}
+	if !c.keeper.Alive() {
+		return errors.New("heartbeat not confirmed by Redis")
+	}
+	if !c.inbox.Started() {
+		return errors.New("inbox not being read yet")
+	}
+	return c.bb.Ping(ctx)
+}
+
+// Run registers the agent (retrying until Redis answers), then heartbeats
+// and serves the inbox until ctx ends.
+func (c *Cub) Run(ctx context.Context) error {
+	reg := blackboard.Registration{Name: c.set.Agent, Role: c.set.Role, Consumes: c.set.Consumes,
+		Strategy: c.set.Strategy, Consumer: c.set.Consumer, Version: Version, StartedAtMs: time.Now().UnixMilli()}
+	for attempt := 0; ; attempt++ {
+		err := c.bb.RegisterAgent(ctx, reg, c.set.HeartbeatTTL)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.log.Warn().Err(err).Msg("registering the agent failed; retrying")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff(attempt)):
+		}
+	}
+	c.keeper.Beat(ctx)
+	close(c.regDone)
+	c.log.Info().Str("role", c.set.Role).Str("consumer", c.set.Consumer).Strs("command", c.set.Command).Msg("cub registered")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = c.keeper.Run(ctx) }()
+	err := c.inbox.Run(ctx)
+	wg.Wait()
+	return err
+}

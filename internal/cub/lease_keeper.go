@@ -1,0 +1,135 @@
+package cub
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// LeaseKeeper heartbeats the agent and renews the work lease of every grant
+// the cub holds (queued or running) in one round trip per beat. A lease
+// found lost cancels the work of that grant: its result would be refused
+// anyway, because the orchestrator has re-issued the grant.
+//
+// Safe for concurrent use.
+type LeaseKeeper struct {
+	bb  *blackboard.Client
+	set Settings
+	m   *Metrics
+	log zerolog.Logger
+
+	mu     sync.Mutex
+	held   map[string]heldLease // claim id → lease
+	beatOK time.Time
+}
+
+type heldLease struct {
+	token  string
+	cancel context.CancelFunc
+}
+
+// NewLeaseKeeper returns a keeper for the agent in set.
+func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) *LeaseKeeper {
+	return &LeaseKeeper{bb: bb, set: set, m: m, held: map[string]heldLease{},
+		log: log.With().Str("component", "lease_keeper").Logger()}
+}
+
+// Hold registers a lease the cub took; cancel is called if it is lost.
+func (k *LeaseKeeper) Hold(claimID, token string, cancel context.CancelFunc) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.held[claimID] = heldLease{token: token, cancel: cancel}
+}
+
+// Drop forgets a lease (the grant is done) and releases it in Redis.
+func (k *LeaseKeeper) Drop(ctx context.Context, claimID string) {
+	k.mu.Lock()
+	l, ok := k.held[claimID]
+	delete(k.held, claimID)
+	k.mu.Unlock()
+	if ok {
+		if err := k.bb.ReleaseLease(ctx, claimID, k.set.Agent, l.token); err != nil && ctx.Err() == nil {
+			k.log.Debug().Err(err).Str("claim_id", claimID).Msg("releasing lease failed; it expires on its own")
+		}
+	}
+}
+
+// Holding reports whether the cub holds a lease on claimID.
+func (k *LeaseKeeper) Holding(claimID string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.held[claimID]
+	return ok
+}
+
+// Alive reports whether the last heartbeat succeeded within the heartbeat
+// TTL (for /readyz).
+func (k *LeaseKeeper) Alive() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return time.Since(k.beatOK) < k.set.HeartbeatTTL
+}
+
+// Interval is the beat period: a third of the shorter TTL, so that two
+// beats can fail before anything expires.
+func (k *LeaseKeeper) Interval() time.Duration {
+	ttl := k.set.HeartbeatTTL
+	if k.set.LeaseTTL < ttl {
+		ttl = k.set.LeaseTTL
+	}
+	return ttl / 3
+}
+
+// Run beats until ctx ends, then removes the heartbeat so the orchestrator
+// stops asking this agent at once.
+func (k *LeaseKeeper) Run(ctx context.Context) error {
+	t := time.NewTicker(k.Interval())
+	defer t.Stop()
+	for {
+		k.Beat(ctx)
+		select {
+		case <-ctx.Done():
+			_ = k.bb.Deregister(context.WithoutCancel(ctx), k.set.Agent)
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Beat renews the heartbeat and every held lease once.
+func (k *LeaseKeeper) Beat(ctx context.Context) {
+	k.mu.Lock()
+	leases := make([]blackboard.Lease, 0, len(k.held))
+	for id, l := range k.held {
+		leases = append(leases, blackboard.Lease{ClaimID: id, Token: l.token})
+	}
+	k.mu.Unlock()
+	lost, err := k.bb.Heartbeat(ctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.Warn().Err(err).Msg("heartbeat failed")
+		}
+		return
+	}
+	k.mu.Lock()
+	k.beatOK = time.Now()
+	var gone []heldLease
+	var ids []string
+	for _, l := range lost {
+		if h, ok := k.held[l.ClaimID]; ok && h.token == l.Token {
+			gone = append(gone, h)
+			ids = append(ids, l.ClaimID)
+			delete(k.held, l.ClaimID)
+		}
+	}
+	k.mu.Unlock()
+	for i, h := range gone {
+		k.m.LeasesLost.Inc()
+		k.log.Warn().Str("claim_id", ids[i]).Msg("work lease lost; abandoning the grant")
+		h.cancel()
+	}
+}

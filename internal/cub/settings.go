@@ -1,0 +1,100 @@
+package cub
+
+import (
+	"time"
+
+	"github.com/settdev/sett/internal/config"
+)
+
+// Settings is one agent's configuration as the cub needs it, with
+// defaults applied.
+type Settings struct {
+	Agent            string
+	Role             string
+	Strategy         string   // review | claim | exclusive | ignore
+	Consumes         []string // artefact type globs; empty = every type
+	BidOnOwnOutputs  bool
+	BidScript        []string
+	BidScriptTimeout time.Duration
+	// Command is the tool command.
+	Command []string
+	// Environment is passed to the tool on top of the scrubbed base.
+	Environment map[string]string
+	// Workspace is the tool's working directory.
+	Workspace     string
+	ToolTimeout   time.Duration
+	MaxConcurrent int
+	MaxOutput     int
+	MaxPayload    int
+	// ContextDepth bounds the context chain (levels of sources); zero
+	// means 10.
+	ContextDepth int
+	LeaseTTL     time.Duration
+	HeartbeatTTL time.Duration
+	// Consumer names this cub in the inbox consumer group; keep it stable
+	// across restarts so unfinished entries come back.
+	Consumer string
+}
+
+// SettingsFrom builds Settings for agent from a validated config.
+func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings, bool) {
+	a, ok := c.Agent(agent)
+	if !ok {
+		return Settings{}, false
+	}
+	return Settings{
+		Agent:            agent,
+		Role:             a.Role,
+		Strategy:         string(a.BiddingStrategy),
+		Consumes:         a.Consumes,
+		BidOnOwnOutputs:  a.BidOnOwnOutputs,
+		BidScript:        a.BidScript,
+		BidScriptTimeout: a.BidScriptTimeout.Std(),
+		Command:          a.Command,
+		Environment:      a.Environment,
+		Workspace:        workspace,
+		ToolTimeout:      a.Timeout.Std(),
+		MaxConcurrent:    a.MaxConcurrent,
+		MaxOutput:        int(a.MaxOutputBytes.Int64()),
+		MaxPayload:       int(c.Orchestrator.MaxPayloadBytes.Int64()),
+		LeaseTTL:         c.Orchestrator.LeaseTTL.Std(),
+		HeartbeatTTL:     c.Orchestrator.AgentHeartbeatTTL.Std(),
+		Consumer:         consumer,
+	}, true
+}
+
+func (s *Settings) applyDefaults() {
+	if s.Strategy == "" {
+		s.Strategy = "exclusive"
+	}
+	if s.Role == "" {
+		s.Role = s.Agent
+	}
+	if s.BidScriptTimeout <= 0 {
+		s.BidScriptTimeout = 5 * time.Second
+	}
+	if s.ToolTimeout <= 0 {
+		s.ToolTimeout = 10 * time.Minute
+	}
+	if s.MaxConcurrent < 1 {
+		s.MaxConcurrent = 1
+	}
+	if s.MaxOutput <= 0 {
+		s.MaxOutput = 4 << 20
+	}
+	if s.MaxPayload <= 0 {
+		s.MaxPayload = 1 << 20
+	}
+	if s.ContextDepth <= 0 {
+		s.ContextDepth = 10
+	}
+	if s.LeaseTTL <= 0 {
+		s.LeaseTTL = 30 * time.Second
+	}
+	if s.HeartbeatTTL <= 0 {
+		s.HeartbeatTTL = 10 * time.Second
+	}
+	if s.Consumer == "" {
+		s.Consumer = s.Agent
+	}
+}

@@ -1,0 +1,284 @@
+package cub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/tool"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// FailureToolExecution is the type of the Failure artefact written when a
+// tool fails or answers something unusable.
+const FailureToolExecution = "ToolExecutionFailure"
+
+// WorkRunner runs one leased grant: it reads the claim, target and
+// workflow, builds the context chain, runs the tool with the JSON contract
+// and writes the result — or a ToolExecutionFailure that says exactly what
+// went wrong — as the grant's one output.
+//
+// Safe for concurrent use.
+type WorkRunner struct {
+	bb      *blackboard.Client
+	set     Settings
+	builder *ContextBuilder
+	m       *Metrics
+	log     zerolog.Logger
+	// RunFunc runs the tool; tool.Run unless a test replaces it.
+	RunFunc func(context.Context, tool.Spec) tool.Result
+	// BaseEnv is the environment tools inherit from after scrubbing.
+	BaseEnv []string
+}
+
+// NewWorkRunner returns a runner for the agent in set.
+func NewWorkRunner(bb *blackboard.Client, set Settings, builder *ContextBuilder, m *Metrics, log zerolog.Logger) *WorkRunner {
+	return &WorkRunner{bb: bb, set: set, builder: builder, m: m, RunFunc: tool.Run, BaseEnv: os.Environ(),
+		log: log.With().Str("component", "work_runner").Logger()}
+}
+
+// ToolEnv is the tool's complete environment for a claim: the allow-listed
+// base (never Redis credentials), the agent's configured environment and
+// the SETT_* variables of the contract.
+func (w *WorkRunner) ToolEnv(claimID string) []string {
+	extra := make(map[string]string, len(w.set.Environment)+4)
+	for k, v := range w.set.Environment {
+		extra[k] = v
+	}
+	extra["SETT_INSTANCE"] = w.bb.Instance()
+	extra["SETT_AGENT"] = w.set.Agent
+	extra["SETT_CLAIM_ID"] = claimID
+	extra["SETT_WORKSPACE"] = w.set.Workspace
+	return tool.ScrubbedEnv(w.BaseEnv, nil, extra)
+}
+
+// Run executes grant g, read from the inbox at readAt. It returns nil when
+// the grant is finished (a result or Failure is stored, or the grant turned
+// out stale) and an error when it must be tried again.
+func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxMessage, readAt time.Time) error {
+	log := w.log.With().Str("claim_id", g.ClaimID).Str("workflow_id", g.WorkflowID).Str("grant", string(g.Grant)).Logger()
+	view, err := w.bb.ReadGrant(ctx, g.ClaimID, g.ArtefactID, g.WorkflowID)
+	if err != nil {
+		if errors.Is(err, blackboard.ErrNotFound) {
+			log.Warn().Err(err).Msg("grant refers to a record that does not exist; dropping it")
+			return nil
+		}
+		return err
+	}
+	chain, err := w.builder.Build(ctx, view.Target, view.Claim)
+	if err != nil {
+		return err
+	}
+	if chain.Truncated {
+		log.Warn().Int("depth", w.builder.Depth).Msg("context chain cut at the depth limit")
+	}
+	input := tool.Input{
+		ClaimID:        g.ClaimID,
+		ClaimType:      tool.ClaimType(g.Grant),
+		TargetArtefact: toToolArtefact(view.Target),
+		Workflow: tool.Workflow{ID: view.Workflow.ID, Goal: view.Workflow.Goal,
+			Iteration: view.Claim.Iteration, Priority: view.Workflow.Priority},
+		Instance: w.bb.Instance(),
+		Agent:    w.set.Agent,
+	}
+	byID := make(map[string]*blackboard.Artefact, len(chain.Artefacts))
+	for _, a := range chain.Artefacts {
+		input.ContextChain = append(input.ContextChain, toToolArtefact(a))
+		byID[a.ID] = a
+	}
+	if g.Grant == blackboard.GrantFeedback {
+		if input.Feedback, err = w.feedback(ctx, view.Claim, byID); err != nil {
+			return err
+		}
+	}
+	stdin, err := json.Marshal(input)
+	if err != nil {
+		return fmt.Errorf("cub: encode tool input: %w", err)
+	}
+	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput}
+	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
+	w.m.ToolsRunning.Inc()
+	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")
+	res := w.RunFunc(ctx, spec)
+	w.m.ToolsRunning.Dec()
+	outcome := "ok"
+	if res.Failure != "" {
+		outcome = string(res.Failure)
+	}
+	w.m.ToolExits.WithLabelValues(outcome).Inc()
+	w.m.ToolDuration.WithLabelValues(outcome).Observe(res.Duration.Seconds())
+	if len(res.Stderr) > 0 {
+		log.Info().Str("stderr", truncate(string(res.Stderr), 8192)).Msg("tool stderr")
+	}
+	if ctx.Err() != nil {
+		// The lease was lost or the cub is stopping: the grant is re-issued
+		// or redelivered, so this run leaves no result.
+		return ctx.Err()
+	}
+	art := w.result(ctx, view, g, res)
+	return w.write(ctx, log, view, g, art, res)
+}
+
+// feedback returns the reviews a feedback claim carries, from the chain
+// when they are in it.
+func (w *WorkRunner) feedback(ctx context.Context, cl *blackboard.Claim, byID map[string]*blackboard.Artefact) ([]tool.Artefact, error) {
+	var missing []string
+	for _, id := range cl.AdditionalContextIDs {
+		if byID[id] == nil {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		arts, err := w.bb.GetArtefacts(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range arts {
+			if a != nil {
+				byID[a.ID] = a
+			}
+		}
+	}
+	out := make([]tool.Artefact, 0, len(cl.AdditionalContextIDs))
+	for _, id := range cl.AdditionalContextIDs {
+		if a := byID[id]; a != nil {
+			out = append(out, toToolArtefact(a))
+		}
+	}
+	return out, nil
+}
+
+// result turns the tool's run into the artefact to write: the tool's
+// answer, or a Failure saying exactly what was wrong with the run.
+func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g blackboard.InboxMessage, res tool.Result) *blackboard.Artefact {
+	target := view.Target
+	if res.Failure != "" {
+		return w.failure(view, g, string(res.Failure), res.Detail, tool.FailureReport(res, w.set.Command))
+	}
+	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
+	if err != nil {
+		return w.failure(view, g, "invalid_output", err.Error(), err.Error()+"\n\n"+tool.FailureReport(res, w.set.Command))
+	}
+	id := blackboard.NewID()
+	a := &blackboard.Artefact{
+		ID: id, LogicalID: id, Version: 1,
+		StructuralType:  blackboard.StructuralStandard,
+		Type:            out.ArtefactType,
+		Payload:         out.ArtefactPayload,
+		SourceArtefacts: []string{target.ID},
+		ProducedByRole:  w.set.Role,
+		ProducedByAgent: w.set.Agent,
+		WorkflowID:      target.WorkflowID,
+		ClaimID:         g.ClaimID,
+		Summary:         out.Summary,
+		Depth:           target.Depth + 1,
+		Metadata: map[string]string{
+			"grant": string(g.Grant), "attempt": g.Token,
+			"tool_duration_ms": strconv.FormatInt(res.Duration.Milliseconds(), 10),
+		},
+	}
+	if out.StructuralType != "" {
+		a.StructuralType = blackboard.StructuralType(out.StructuralType)
+	}
+	switch g.Grant {
+	case blackboard.GrantReview:
+		a.StructuralType = blackboard.StructuralReview
+	case blackboard.GrantFeedback:
+		// The rework is the next version of the target's thread: same
+		// logical id and type, sources = the target plus the reviews. The
+		// tool never manages versions.
+		a.LogicalID = target.LogicalID
+		a.Version = target.Version + 1
+		a.Type = target.Type
+		a.StructuralType = target.StructuralType
+		a.SourceArtefacts = append([]string{target.ID}, view.Claim.AdditionalContextIDs...)
+		a.Depth = target.Depth
+	}
+	if a.Type == CommitType && a.StructuralType != blackboard.StructuralReview {
+		if err := CheckCommit(ctx, w.set.Workspace, a.Payload); err != nil {
+			return w.failure(view, g, "invalid_commit", err.Error(), err.Error())
+		}
+	}
+	return a
+}
+
+func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessage, kind, detail, report string) *blackboard.Artefact {
+	id := blackboard.NewID()
+	payload := fmt.Sprintf("Tool of agent %s failed on claim %s (%s grant): %s\n\n%s", w.set.Agent, g.ClaimID, g.Grant, detail, report)
+	if len(payload) > w.set.MaxPayload {
+		payload = payload[:w.set.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
+	}
+	return &blackboard.Artefact{
+		ID: id, LogicalID: id, Version: 1,
+		StructuralType:  blackboard.StructuralFailure,
+		Type:            FailureToolExecution,
+		Payload:         payload,
+		SourceArtefacts: []string{view.Target.ID},
+		ProducedByRole:  w.set.Role,
+		ProducedByAgent: w.set.Agent,
+		WorkflowID:      view.Target.WorkflowID,
+		ClaimID:         g.ClaimID,
+		Summary:         truncate(strings.ReplaceAll(kind+": "+detail, "\n", " "), 200),
+		Depth:           view.Target.Depth + 1,
+		Metadata:        map[string]string{"failure_kind": kind, "grant": string(g.Grant), "attempt": g.Token},
+	}
+}
+
+// write stores the result with the grant token. A refusal that means the
+// grant is over (re-issued, already delivered) ends it quietly; a result
+// the blackboard rejects as invalid becomes a Failure; transient errors
+// are retried while the lease is held.
+func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackboard.GrantView, g blackboard.InboxMessage, art *blackboard.Artefact, res tool.Result) error {
+	for attempt := 0; ; attempt++ {
+		err := w.bb.CreateArtefact(ctx, art, blackboard.WriteAuth{GrantToken: g.Token})
+		switch {
+		case err == nil:
+			w.m.Artefacts.WithLabelValues(string(art.StructuralType)).Inc()
+			ev := log.Info()
+			if art.StructuralType == blackboard.StructuralFailure {
+				ev = log.Warn()
+			}
+			ev.Str("artefact_id", art.ID).Str("type", art.Type).Str("structural_type", string(art.StructuralType)).
+				Int("version", art.Version).Str("summary", art.Summary).Msg("result written")
+			return nil
+		case errors.Is(err, blackboard.ErrStaleGrant):
+			log.Warn().Err(err).Msg("the grant was re-issued while the tool ran; result discarded")
+			return nil
+		case errors.Is(err, blackboard.ErrExists):
+			log.Info().Msg("result already stored (a replay); nothing to do")
+			return nil
+		case errors.Is(err, blackboard.ErrNotFound):
+			log.Warn().Err(err).Msg("the workflow of this grant no longer exists; result discarded")
+			return nil
+		case (errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, blackboard.ErrVersionConflict)) &&
+			art.StructuralType != blackboard.StructuralFailure:
+			art = w.failure(view, g, "rejected_result", err.Error(), err.Error()+"\n\n"+tool.FailureReport(res, w.set.Command))
+			continue
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		log.Warn().Err(err).Int("attempt", attempt+1).Msg("writing the result failed; retrying")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff(attempt)):
+		}
+	}
+}
+
+// backoff is the wait before retry n: 100ms doubling to at most 5s.
+func backoff(n int) time.Duration {
+	d := 100 * time.Millisecond << min(n, 6)
+	if d > 5*time.Second {
+		d = 5 * time.Second
+	}
+	return d
+}

@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"flag"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/settdev/sett/internal/observability"
+	"github.com/settdev/sett/internal/orchestrator"
+)
+
+// RunOrchestrator runs the orchestrator daemon with command-line args
+// until ctx ends. Logs go to logOut.
+func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error {
+	var c common
+	fs := flag.NewFlagSet("sett-orchestrator", flag.ContinueOnError)
+	fs.SetOutput(logOut)
+	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
+	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "name of this orchestrator for the leader lease (default: host-pid-random)")
+	if err := fs.Parse(args); err != nil {
+		return &UsageError{err}
+	}
+	cfg, warnings, err := c.load()
+	if err != nil {
+		return err
+	}
+	log, err := c.logger(logOut, "orchestrator", cfg.Instance)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		log.Warn().Str("config", c.configPath).Msg(w)
+	}
+	addr := c.httpAddr
+	if addr == "" {
+		addr = cfg.Orchestrator.HTTPAddr
+	}
+	srv := observability.NewServer(addr)
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	bb, err := connect(ctx, cfg, log, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+
+	o := orchestrator.New(bb, orchestrator.SettingsFrom(cfg), orchestrator.NewMetrics(srv.Registry()), log, *id)
+	srv.AddReadyCheck("redis", bb.Ping)
+	srv.AddReadyCheck("orchestrator", func(context.Context) error {
+		if !o.Started() {
+			return errNotStarted
+		}
+		return nil
+	})
+	log.Info().Str("http_addr", srv.Addr()).Strs("agents", cfg.AgentNames()).Msg("orchestrator starting")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
+	err = o.Run(ctx)
+	wg.Wait()
+	log.Info().Msg("orchestrator stopped")
+	return err
+}

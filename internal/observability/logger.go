@@ -1,0 +1,51 @@
+package observability
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+)
+
+// LogFormat selects how log lines are written.
+type LogFormat string
+
+// Log formats. Auto picks console on a terminal and JSON otherwise.
+const (
+	LogAuto    LogFormat = "auto"
+	LogJSON    LogFormat = "json"
+	LogConsole LogFormat = "console"
+)
+
+// NewLogger builds the root logger for a daemon: JSON with millisecond
+// timestamps (stable snake_case fields, SPEC §14), or human console output
+// when format is console or auto on a TTY. level is a zerolog level name
+// ("debug", "info", ...). The logger carries component and instance.
+func NewLogger(out io.Writer, format LogFormat, level, component, instance string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
+	if err != nil || level == "" {
+		return zerolog.Nop(), fmt.Errorf("observability: log level %q is not one of trace, debug, info, warn, error", level)
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	w := out
+	switch format {
+	case LogConsole:
+		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+	case LogAuto, "":
+		if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+		}
+	case LogJSON:
+	default:
+		return zerolog.Nop(), fmt.Errorf("observability: log format %q is not one of auto, json, console", format)
+	}
+	ctx := zerolog.New(w).Level(lvl).With().Timestamp().Str("component", component)
+	if instance != "" {
+		ctx = ctx.Str("instance", instance)
+	}
+	return ctx.Logger(), nil
+}

@@ -1,0 +1,443 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// phase is one of the three bidding phases, in the order they run.
+type phase int
+
+const (
+	phaseReview phase = iota
+	phaseParallel
+	phaseExclusive
+	phaseCount
+)
+
+var phaseInfo = [phaseCount]struct {
+	name   string
+	bid    blackboard.Bid
+	status blackboard.ClaimStatus
+	grant  blackboard.GrantKind
+}{
+	{"review", blackboard.BidReview, blackboard.ClaimPendingReview, blackboard.GrantReview},
+	{"parallel", blackboard.BidClaim, blackboard.ClaimPendingParallel, blackboard.GrantClaim},
+	{"exclusive", blackboard.BidExclusive, blackboard.ClaimPendingExclusive, blackboard.GrantExclusive},
+}
+
+// phaseOf maps a granted status to its phase name (feedback claims have
+// their own).
+func phaseOf(s blackboard.ClaimStatus) string {
+	for _, p := range phaseInfo {
+		if p.status == s {
+			return p.name
+		}
+	}
+	if s == blackboard.ClaimPendingAssignment {
+		return "feedback"
+	}
+	return string(s)
+}
+
+// leaseMargin is added to the lease TTL before a grant is checked, so that
+// a lease taken a moment after the grant is never judged too early.
+const leaseMargin = 500 * time.Millisecond
+
+// ClaimAdvancer decides and applies the next step of one claim from its
+// stored state. Every method is idempotent: it reads, decides, and writes
+// with a compare-and-set, so running it twice, late, or concurrently with
+// itself changes nothing the second time.
+//
+// Safe for concurrent use.
+type ClaimAdvancer struct {
+	bb    *blackboard.Client
+	set   Settings
+	dir   *AgentDirectory
+	epoch func() int64
+	m     *Metrics
+	log   zerolog.Logger
+	// TimerArmedFunc tells the timer loop that a timer now fires in d.
+	TimerArmedFunc func(d time.Duration)
+}
+
+// NewClaimAdvancer returns an advancer writing under the epoch reported by
+// epoch.
+func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
+	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
+		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}}
+}
+
+// Advance applies the next step the claim's state calls for. checkLeases
+// also looks for granted agents whose work lease expired (timers and the
+// reconciler set it; events do not, to keep the hot path short).
+func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
+	st, err := a.bb.GetClaimState(ctx, claimID, workflowHint, nil)
+	if err != nil {
+		if errors.Is(err, blackboard.ErrNotFound) {
+			return nil // a claim we never created (or an operator deleted it)
+		}
+		return err
+	}
+	cl := st.Claim
+	if cl.Status.Final() {
+		return nil
+	}
+	if st.Workflow.Status != blackboard.WorkflowRunning {
+		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", short(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
+		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, false, "",
+			a.event(blackboard.EventClaimTerminatedWorkflowEnded, cl, "", map[string]string{"reason": reason}))
+	}
+	switch cl.Status {
+	case blackboard.ClaimPendingConsensus:
+		return a.consensus(ctx, st)
+	case blackboard.ClaimPendingReview, blackboard.ClaimPendingParallel,
+		blackboard.ClaimPendingExclusive, blackboard.ClaimPendingAssignment:
+		return a.phase(ctx, st, checkLeases)
+	default:
+		a.log.Warn().Str("claim_id", cl.ID).Str("status", string(cl.Status)).Msg("claim status not handled by this orchestrator version")
+		return nil
+	}
+}
+
+// consensus waits for every expected bidder or the bid deadline, then
+// grants the first phase that has bidders.
+func (a *ClaimAdvancer) consensus(ctx context.Context, st *blackboard.ClaimState) error {
+	cl := st.Claim
+	var silent []string
+	for _, agent := range cl.ExpectedBidders {
+		if _, ok := st.Bids[agent]; !ok {
+			silent = append(silent, agent)
+		}
+	}
+	if len(silent) > 0 && st.NowMs < cl.BidDeadlineMs {
+		return nil // still waiting; the claim's timer fires at the deadline
+	}
+	bids := make(map[string]blackboard.Bid, len(cl.ExpectedBidders))
+	for agent, b := range st.Bids {
+		bids[agent] = b
+	}
+	for _, agent := range silent {
+		bids[agent] = blackboard.BidIgnore
+	}
+	var events []blackboard.Event
+	if len(silent) > 0 {
+		events = append(events, a.event(blackboard.EventBidTimeout, cl, "", map[string]string{
+			"agents": strings.Join(silent, ","), "bid_timeout_ms": strconv.FormatInt(a.set.BidTimeout.Milliseconds(), 10),
+		}))
+	}
+	return a.grantFrom(ctx, st, phaseReview, bids, silent, events)
+}
+
+// grantFrom grants the first phase at or after p that has bidders, or
+// completes the claim when none is left.
+func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event) error {
+	cl := st.Claim
+	for ; p < phaseCount; p++ {
+		info := phaseInfo[p]
+		var agents []string
+		for agent, b := range bids {
+			if b == info.bid {
+				agents = append(agents, agent)
+			}
+		}
+		if len(agents) == 0 {
+			continue
+		}
+		sort.Strings(agents)
+		if p == phaseExclusive {
+			agents = agents[:1] // deterministic winner: the lowest agent name
+		}
+		t := blackboard.Transition{
+			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
+			Set:        blackboard.ClaimPatch{Attempts: 1},
+			IgnoreBids: silent, Grants: map[string]string{},
+			ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+			Events: append(events, a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
+				"phase": info.name, "agents": strings.Join(agents, ","),
+			})),
+		}
+		switch p {
+		case phaseReview:
+			t.Set.GrantedReviewAgents = agents
+		case phaseParallel:
+			t.Set.GrantedParallelAgents = agents
+		default:
+			t.Set.GrantedExclusiveAgent = agents[0]
+		}
+		for _, agent := range agents {
+			t.Grants[agent] = "1"
+			t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, info.grant, "1"))
+		}
+		if err := a.transition(ctx, t); err != nil {
+			return err
+		}
+		if cl.Status == blackboard.ClaimPendingConsensus {
+			a.countBids(bids, len(silent))
+			a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
+		}
+		a.m.Grants.WithLabelValues(info.name).Add(float64(len(agents)))
+		a.log.Info().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("phase", info.name).
+			Strs("agents", agents).Msg("claim granted")
+		return nil
+	}
+	reason := "All phases complete."
+	if cl.Status == blackboard.ClaimPendingConsensus {
+		a.countBids(bids, len(silent))
+		a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
+		reason = "No agent bid (dead end)."
+	}
+	t := blackboard.Transition{IgnoreBids: silent}
+	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
+		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))...)
+}
+
+// phase waits until every granted agent delivered, then moves on: judges
+// reviews, advances to the next phase, or completes.
+func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, checkLeases bool) error {
+	cl := st.Claim
+	granted := cl.GrantedAgents()
+	var missing, delivered []string
+	ids := []string{cl.ArtefactID}
+	for _, agent := range granted {
+		if out, ok := st.Outputs[agent]; ok {
+			ids = append(ids, out)
+			delivered = append(delivered, agent)
+		} else {
+			missing = append(missing, agent)
+		}
+	}
+	// Outputs carry their structural type and payload; read them (with the
+	// target, which reviews and reworks need) in one round trip. A Failure
+	// ends the claim at once, even while other agents still work.
+	var outputs map[string]*blackboard.Artefact
+	var target *blackboard.Artefact
+	if len(ids) > 1 || len(missing) == 0 {
+		arts, err := a.bb.GetArtefacts(ctx, ids)
+		if err != nil {
+			return err
+		}
+		target = arts[0]
+		outputs = make(map[string]*blackboard.Artefact, len(delivered))
+		for i, agent := range delivered {
+			if arts[i+1] == nil {
+				return fmt.Errorf("orchestrator: claim %s: output %s of %s does not exist", cl.ID, ids[i+1], agent)
+			}
+			outputs[agent] = arts[i+1]
+		}
+	}
+	for _, agent := range granted {
+		if out, ok := outputs[agent]; ok && out.StructuralType == blackboard.StructuralFailure {
+			reason := fmt.Sprintf("Terminated due to agent failure (agent %s, %s). See Failure artefact: [%s]", agent, out.Type, out.ID)
+			return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+				fmt.Sprintf("agent %s failed on claim %s: %s", agent, short(cl.ID), out.Summary),
+				a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agent, map[string]string{
+					"reason": reason, "failure_id": out.ID, "failure_type": out.Type,
+				}))
+		}
+	}
+	if len(missing) > 0 {
+		if checkLeases {
+			return a.checkLeases(ctx, st, missing)
+		}
+		return nil
+	}
+	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
+	switch cl.Status {
+	case blackboard.ClaimPendingReview:
+		return a.reviewOutcome(ctx, st, target, outputs)
+	case blackboard.ClaimPendingParallel:
+		return a.grantFrom(ctx, st, phaseExclusive, st.Bids, nil, nil)
+	case blackboard.ClaimPendingAssignment:
+		out := outputs[cl.GrantedExclusiveAgent]
+		reason := fmt.Sprintf("Rework delivered as version %d: [%s]", out.Version, out.ID)
+		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
+			a.event(blackboard.EventArtefactReworked, cl, cl.GrantedExclusiveAgent, map[string]string{
+				"artefact_id": out.ID, "logical_id": out.LogicalID, "version": strconv.Itoa(out.Version),
+				"iteration": strconv.Itoa(cl.Iteration), "previous_id": cl.ArtefactID,
+			}),
+			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
+	default:
+		reason := "All phases complete."
+		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
+			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
+	}
+}
+
+// reviewOutcome moves on when every review approves and starts the
+// feedback loop otherwise.
+func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, outputs map[string]*blackboard.Artefact) error {
+	cl := st.Claim
+	var rejections []*blackboard.Artefact
+	var events []blackboard.Event
+	for _, agent := range cl.GrantedReviewAgents {
+		review := outputs[agent]
+		v := JudgeReview(review.Payload)
+		if v.Approve {
+			events = append(events, a.event(blackboard.EventReviewApproved, cl, agent, map[string]string{"review_id": review.ID}))
+			continue
+		}
+		rejections = append(rejections, review)
+	}
+	if len(rejections) == 0 {
+		return a.grantFrom(ctx, st, phaseParallel, st.Bids, nil, events)
+	}
+	if target == nil {
+		return fmt.Errorf("orchestrator: claim %s: target artefact %s is missing", cl.ID, cl.ArtefactID)
+	}
+	return a.feedbackLoop(ctx, st, target, rejections)
+}
+
+// checkLeases re-grants (or gives up on) granted agents whose work lease
+// is gone, and re-arms the claim's timer otherwise.
+func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string) error {
+	cl := st.Claim
+	grantAge := time.Duration(st.NowMs-cl.UpdatedAtMs) * time.Millisecond
+	if grantAge < a.set.LeaseTTL {
+		return a.rearm(ctx, cl, a.set.LeaseTTL-grantAge+leaseMargin)
+	}
+	live, err := a.bb.GetClaimState(ctx, cl.ID, cl.WorkflowID, missing)
+	if err != nil {
+		return err
+	}
+	if live.Claim.Rev != cl.Rev {
+		return nil // moved on meanwhile; its own event handles it
+	}
+	var lost []string
+	for _, agent := range missing {
+		if !live.LiveLeases[agent] {
+			lost = append(lost, agent)
+		}
+	}
+	if len(lost) == 0 {
+		return a.rearm(ctx, cl, a.set.LeaseTTL+leaseMargin)
+	}
+	a.m.LeasesLost.Add(float64(len(lost)))
+	if cl.Attempts >= a.set.MaxGrantAttempts {
+		reason := fmt.Sprintf("Terminated: no result from %s after %d grant attempts (work lease lost each time).",
+			strings.Join(lost, ", "), cl.Attempts)
+		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true, reason,
+			a.event(blackboard.EventClaimTerminatedLeaseExhausted, cl, "", map[string]string{
+				"reason": reason, "agents": strings.Join(lost, ","), "attempts": strconv.Itoa(cl.Attempts),
+			}))
+	}
+	attempt := cl.Attempts + 1
+	token := strconv.Itoa(attempt)
+	t := blackboard.Transition{
+		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
+		Set: blackboard.ClaimPatch{Attempts: attempt}, Grants: map[string]string{},
+		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+	}
+	kind := cl.Status.GrantKind()
+	for _, agent := range lost {
+		t.Grants[agent] = token
+		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
+		t.Events = append(t.Events, a.event(blackboard.EventLeaseLost, cl, agent, map[string]string{
+			"attempt": token, "max_attempts": strconv.Itoa(a.set.MaxGrantAttempts),
+		}))
+	}
+	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
+	return a.transition(ctx, t)
+}
+
+func (a *ClaimAdvancer) rearm(ctx context.Context, cl *blackboard.Claim, in time.Duration) error {
+	now, err := a.bb.Now(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.bb.ArmTimer(ctx, cl.ID, now+in.Milliseconds()); err != nil {
+		return err
+	}
+	a.TimerArmedFunc(in)
+	return nil
+}
+
+// finish moves a claim to a final status, closing its workflow item.
+func (a *ClaimAdvancer) finish(ctx context.Context, st *blackboard.ClaimState, to blackboard.ClaimStatus, reason string, failWorkflow bool, failReason string, events ...blackboard.Event) error {
+	return a.finishWith(ctx, st, blackboard.Transition{}, to, reason, failWorkflow, failReason, events...)
+}
+
+func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimState, t blackboard.Transition, to blackboard.ClaimStatus, reason string, failWorkflow bool, failReason string, events ...blackboard.Event) error {
+	cl := st.Claim
+	t.ClaimID, t.WorkflowID, t.From, t.Rev, t.To = cl.ID, cl.WorkflowID, cl.Status, cl.Rev, to
+	if to == blackboard.ClaimTerminated {
+		t.Set.TerminationReason = reason
+	} else {
+		t.Set.CompletionReason = reason
+	}
+	t.CloseItem = true
+	t.FailWorkflow, t.FailReason = failWorkflow, failReason
+	t.Events = append(t.Events, events...)
+	if err := a.transition(ctx, t); err != nil {
+		return err
+	}
+	a.m.ClaimsFinished.WithLabelValues(string(to)).Inc()
+	ev := a.log.Info()
+	if to == blackboard.ClaimTerminated {
+		ev = a.log.Warn()
+	}
+	ev.Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("status", string(to)).Str("reason", reason).Msg("claim finished")
+	return nil
+}
+
+// transition applies t under the current epoch. A stale status means
+// another handler already took this step: not an error.
+func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) error {
+	t.Epoch = a.epoch()
+	_, err := a.bb.TransitionClaim(ctx, t)
+	if errors.Is(err, blackboard.ErrStaleStatus) {
+		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
+		return nil
+	}
+	if err == nil && t.ArmTimer {
+		a.TimerArmedFunc(t.TimerIn)
+	}
+	return err
+}
+
+func (a *ClaimAdvancer) grantMessage(cl *blackboard.Claim, agent string, kind blackboard.GrantKind, token string) blackboard.InboxMessage {
+	return blackboard.InboxMessage{Agent: agent, Kind: blackboard.MessageGrant, ClaimID: cl.ID,
+		ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Grant: kind, Token: token}
+}
+
+func (a *ClaimAdvancer) event(t blackboard.EventType, cl *blackboard.Claim, agent string, fields map[string]string) blackboard.Event {
+	e := blackboard.Event{Type: t, WorkflowID: cl.WorkflowID, ClaimID: cl.ID, ArtefactID: cl.ArtefactID, Agent: agent, Fields: fields}
+	if id, ok := fields["artefact_id"]; ok {
+		e.ArtefactID = id
+		delete(fields, "artefact_id")
+	}
+	return e
+}
+
+func (a *ClaimAdvancer) countBids(bids map[string]blackboard.Bid, timedOut int) {
+	for _, b := range bids {
+		a.m.Bids.WithLabelValues(string(b)).Inc()
+	}
+	a.m.BidTimeouts.Add(float64(timedOut))
+}
+
+func msToSeconds(ms int64) float64 {
+	if ms < 0 {
+		return 0
+	}
+	return float64(ms) / 1000
+}
+
+// short abbreviates an id for human-readable reasons.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

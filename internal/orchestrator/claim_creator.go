@@ -1,0 +1,133 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// ClaimCreator gives every claimable artefact its one claim and asks the
+// live agents to bid on it, in a single script call (one round trip on the
+// hot path). Budgets are checked by the same script.
+//
+// Safe for concurrent use.
+type ClaimCreator struct {
+	bb       *blackboard.Client
+	set      Settings
+	dir      *AgentDirectory
+	advancer *ClaimAdvancer
+	epoch    func() int64
+	m        *Metrics
+	log      zerolog.Logger
+}
+
+// NewClaimCreator returns a creator that hands claims nobody is asked to
+// bid on straight to advancer.
+func NewClaimCreator(bb *blackboard.Client, set Settings, dir *AgentDirectory, advancer *ClaimAdvancer, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimCreator {
+	return &ClaimCreator{bb: bb, set: set, dir: dir, advancer: advancer, epoch: epoch, m: m,
+		log: log.With().Str("component", "claim_creator").Logger()}
+}
+
+// OnArtefact creates the claim for the artefact an artefact_created event
+// announces. Repeats return the existing claim and change nothing.
+func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) error {
+	if !blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
+		return nil
+	}
+	version, _ := strconv.Atoi(ev.Field("version"))
+	depth, _ := strconv.Atoi(ev.Field("depth"))
+	bidders := c.dir.Live()
+	claimID := blackboard.DeriveID("claim", ev.ArtefactID)
+	inbox := make([]blackboard.InboxMessage, len(bidders))
+	for i, agent := range bidders {
+		inbox[i] = blackboard.InboxMessage{
+			Agent: agent, Kind: blackboard.MessageBidRequest, ClaimID: claimID,
+			ArtefactID: ev.ArtefactID, WorkflowID: ev.WorkflowID,
+			ArtefactType: ev.Field("type"), StructuralType: blackboard.StructuralType(ev.Field("structural_type")),
+			ProducedByRole: ev.Field("produced_by_role"),
+		}
+	}
+	iteration := 0
+	if version > 1 {
+		iteration = version - 1
+	}
+	id, created, err := c.bb.CreateClaim(ctx, blackboard.NewClaim{
+		Claim: &blackboard.Claim{
+			ID: claimID, ArtefactID: ev.ArtefactID, WorkflowID: ev.WorkflowID,
+			Status:          blackboard.ClaimPendingConsensus,
+			ExpectedBidders: bidders,
+			Iteration:       iteration,
+		},
+		ByArtefact: true,
+		BidTimeout: c.set.BidTimeout,
+		Budget:     blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth},
+		Inbox:      inbox,
+		Epoch:      c.epoch(),
+	})
+	var budget *blackboard.BudgetError
+	switch {
+	case errors.As(err, &budget):
+		return c.budgetExceeded(ctx, ev, budget, depth)
+	case errors.Is(err, blackboard.ErrWorkflowEnded):
+		c.log.Debug().Str("artefact_id", ev.ArtefactID).Str("workflow_id", ev.WorkflowID).Msg("no claim: the workflow has ended")
+		return nil
+	case err != nil:
+		return err
+	}
+	if created {
+		c.m.ClaimsCreated.Inc()
+		c.advancer.TimerArmedFunc(c.set.BidTimeout)
+		c.log.Debug().Str("claim_id", id).Str("artefact_id", ev.ArtefactID).Str("workflow_id", ev.WorkflowID).
+			Strs("bidders", bidders).Msg("claim created")
+	}
+	if len(bidders) == 0 {
+		// Nobody was asked, so no bid event will ever name this claim.
+		return c.advancer.Advance(ctx, id, ev.WorkflowID, false)
+	}
+	return nil
+}
+
+// budgetExceeded records why the chain stops and fails the workflow. Both
+// writes are idempotent (a derived Failure id; EndWorkflow only ends a
+// running workflow), so a repeat after a crash finishes the job.
+func (c *ClaimCreator) budgetExceeded(ctx context.Context, ev blackboard.Event, budget *blackboard.BudgetError, depth int) error {
+	name := "max_workflow_artefacts"
+	if budget.Which == "depth" {
+		name = "max_chain_depth"
+	}
+	id := blackboard.DeriveID("failure", ev.ArtefactID, FailureBudget)
+	payload := fmt.Sprintf("Workflow budget %s (%d) exceeded at artefact %s (%s, chain depth %d); no claim was created for it. "+
+		"Raise orchestrator.%s in sett.yml if the workflow legitimately needs more.", name, budget.Limit, ev.ArtefactID,
+		ev.Field("type"), depth, name)
+	f := &blackboard.Artefact{
+		ID: id, LogicalID: id, Version: 1,
+		StructuralType:  blackboard.StructuralFailure,
+		Type:            FailureBudget,
+		Payload:         payload,
+		SourceArtefacts: []string{ev.ArtefactID},
+		ProducedByRole:  "orchestrator",
+		WorkflowID:      ev.WorkflowID,
+		Summary:         fmt.Sprintf("%s (%d) exceeded", name, budget.Limit),
+		Depth:           depth + 1,
+	}
+	if err := c.bb.CreateArtefact(ctx, f, blackboard.WriteAuth{Epoch: c.epoch()}); err != nil && !errors.Is(err, blackboard.ErrExists) {
+		return err
+	}
+	reason := fmt.Sprintf("workflow budget %s (%d) exceeded; see Failure artefact %s", name, budget.Limit, id)
+	ended, err := c.bb.EndWorkflow(ctx, ev.WorkflowID, blackboard.WorkflowFailed, reason, c.epoch())
+	if err != nil {
+		return err
+	}
+	if ended {
+		c.log.Warn().Str("workflow_id", ev.WorkflowID).Str("artefact_id", ev.ArtefactID).Str("budget", name).
+			Int("limit", budget.Limit).Str("event", string(blackboard.EventBudgetExceeded)).Msg("workflow budget exceeded")
+		_, err = c.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventBudgetExceeded, WorkflowID: ev.WorkflowID,
+			ArtefactID: ev.ArtefactID, Fields: map[string]string{"budget": name, "limit": strconv.Itoa(budget.Limit), "failure_id": id}})
+	}
+	return err
+}

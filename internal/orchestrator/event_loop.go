@@ -1,0 +1,214 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// consumerGroup is the orchestrators' consumer group on the event stream.
+// Every orchestrator uses the same consumer name, so a new leader inherits
+// the unacknowledged events of the previous one.
+const (
+	consumerGroup = "orchestrator"
+	consumerName  = "orchestrator"
+)
+
+// EventLoop reads the durable event stream through a consumer group and
+// dispatches each event's handlers. An event is acknowledged only after
+// all its handlers succeeded, and the acknowledgement rides on the next
+// read; unacknowledged events are handled again by the periodic sweep and
+// after a restart. Handlers are idempotent, so a repeat is harmless.
+type EventLoop struct {
+	bb       *blackboard.Client
+	disp     *Dispatcher
+	creator  *ClaimCreator
+	advancer *ClaimAdvancer
+	dir      *AgentDirectory
+	m        *Metrics
+	log      zerolog.Logger
+	sweep    time.Duration
+
+	mu   sync.Mutex
+	acks []string
+}
+
+// NewEventLoop wires the loop; sweep is the period of the re-handling of
+// unacknowledged events.
+func NewEventLoop(bb *blackboard.Client, disp *Dispatcher, creator *ClaimCreator, advancer *ClaimAdvancer, dir *AgentDirectory, m *Metrics, log zerolog.Logger, sweep time.Duration) *EventLoop {
+	return &EventLoop{bb: bb, disp: disp, creator: creator, advancer: advancer, dir: dir, m: m,
+		log: log.With().Str("component", "event_loop").Logger(), sweep: sweep}
+}
+
+// Run reads and dispatches events until ctx ends.
+func (l *EventLoop) Run(ctx context.Context) error {
+	ec, err := l.bb.EventConsumer(ctx, consumerGroup, consumerName)
+	if err != nil {
+		return err
+	}
+	if err := l.handlePending(ctx, ec); err != nil {
+		return err
+	}
+	lastSweep := time.Now()
+	for ctx.Err() == nil {
+		events, err := ec.Next(ctx, l.takeAcks(), 256, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			l.log.Warn().Err(err).Msg("reading events failed; retrying")
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		for _, ev := range events {
+			l.dispatch(ctx, ev)
+		}
+		if time.Since(lastSweep) >= l.sweep {
+			lastSweep = time.Now()
+			if err := l.handlePending(ctx, ec); err != nil && ctx.Err() == nil {
+				l.log.Warn().Err(err).Msg("sweep of unacknowledged events failed")
+			}
+		}
+	}
+	// Flush acknowledgements of work that finished; anything unfinished is
+	// handled again by the next leader.
+	_ = ec.Ack(context.WithoutCancel(ctx), l.takeAcks()...)
+	return nil
+}
+
+// handlePending re-dispatches every event delivered to this consumer but
+// not acknowledged (handlers are idempotent).
+func (l *EventLoop) handlePending(ctx context.Context, ec *blackboard.EventConsumer) error {
+	events, err := ec.Pending(ctx, 10000)
+	if err != nil {
+		return err
+	}
+	if len(events) > 0 {
+		l.log.Info().Int("events", len(events)).Msg("handling unacknowledged events")
+	}
+	for _, ev := range events {
+		l.dispatch(ctx, ev)
+	}
+	return nil
+}
+
+func (l *EventLoop) takeAcks() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acks := l.acks
+	l.acks = nil
+	return acks
+}
+
+// tracker acknowledges an event once every task it spawned succeeded.
+type tracker struct {
+	loop    *EventLoop
+	id      string
+	pending atomic.Int32
+	failed  atomic.Bool
+}
+
+func (t *tracker) done(err error) {
+	if err != nil {
+		t.failed.Store(true)
+	}
+	if t.pending.Add(-1) == 0 && !t.failed.Load() {
+		t.loop.mu.Lock()
+		t.loop.acks = append(t.loop.acks, t.id)
+		t.loop.mu.Unlock()
+	}
+}
+
+// dispatch routes one event to its handlers.
+func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
+	l.m.Events.WithLabelValues(string(ev.Type)).Inc()
+	if ev.TsMs > 0 {
+		l.m.EventLag.Observe(msToSeconds(time.Now().UnixMilli() - ev.TsMs))
+	}
+	var tasks []struct {
+		key string
+		run func(context.Context) error
+	}
+	add := func(key string, run func(context.Context) error) {
+		tasks = append(tasks, struct {
+			key string
+			run func(context.Context) error
+		}{key, run})
+	}
+	switch ev.Type {
+	case blackboard.EventArtefactCreated:
+		if ev.ClaimID != "" {
+			add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
+		}
+		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
+			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })
+		}
+	case blackboard.EventBidSubmitted:
+		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
+	case blackboard.EventWorkflowCompleted:
+		l.m.WorkflowsEnded.WithLabelValues(ev.Field("status")).Inc()
+		if ev.Field("status") != string(blackboard.WorkflowCompleted) {
+			add(ev.WorkflowID, func(ctx context.Context) error { return l.endClaimsOf(ctx, ev.WorkflowID) })
+		}
+	case blackboard.EventAgentRegistered:
+		l.dir.Poke()
+	}
+	if len(tasks) == 0 {
+		l.mu.Lock()
+		l.acks = append(l.acks, ev.StreamID)
+		l.mu.Unlock()
+		return
+	}
+	tr := &tracker{loop: l, id: ev.StreamID}
+	tr.pending.Store(int32(len(tasks)))
+	for _, task := range tasks {
+		task := task
+		ok := l.disp.Submit(ctx, task.key, func(ctx context.Context) {
+			err := task.run(ctx)
+			if err != nil && ctx.Err() == nil {
+				l.log.Warn().Err(err).Str("event", string(ev.Type)).Str("stream_id", ev.StreamID).
+					Str("claim_id", ev.ClaimID).Str("artefact_id", ev.ArtefactID).Msg("event handler failed; will retry")
+			}
+			if ctx.Err() != nil && err == nil {
+				err = ctx.Err()
+			}
+			tr.done(err)
+		})
+		if !ok {
+			return
+		}
+	}
+}
+
+// endClaimsOf advances every claim of a workflow that failed or was
+// cancelled, so that active ones are terminated promptly.
+func (l *EventLoop) endClaimsOf(ctx context.Context, workflowID string) error {
+	ids, err := l.bb.WorkflowClaims(ctx, workflowID)
+	if err != nil {
+		return err
+	}
+	claims, err := l.bb.GetClaims(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, cl := range claims {
+		if cl == nil || cl.Status.Final() {
+			continue
+		}
+		id := cl.ID
+		l.disp.Submit(ctx, id, func(ctx context.Context) {
+			if err := l.advancer.Advance(ctx, id, workflowID, false); err != nil && ctx.Err() == nil {
+				l.log.Warn().Err(err).Str("claim_id", id).Msg("ending claim of a finished workflow failed; the reconciler will retry")
+			}
+		})
+	}
+	return nil
+}

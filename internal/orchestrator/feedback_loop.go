@@ -1,0 +1,147 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Failure artefact types the orchestrator writes.
+const (
+	FailureMaxIterations = "MaxIterationsExceeded"
+	FailureMissingAgent  = "MissingAgentConfiguration"
+	FailureBudget        = "BudgetExceeded"
+)
+
+// feedbackLoop handles a review phase with at least one rejection (SPEC
+// §6): it hands the target back to its producer with every rejecting review
+// in one feedback claim, or ends the claim with a Failure when the
+// iteration limit is reached or no agent can do the rework.
+//
+// Crash safety: the feedback claim and Failure artefacts have ids derived
+// from the rejected claim, so a retry after a crash at any point finds them
+// already written (ErrExists) and goes on to the final compare-and-set of
+// the original claim. Exactly one feedback claim can ever exist per
+// rejected claim.
+func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, rejections []*blackboard.Artefact) error {
+	cl := st.Claim
+	reviewIDs := make([]string, len(rejections))
+	events := make([]blackboard.Event, 0, len(rejections)+2)
+	for i, r := range rejections {
+		reviewIDs[i] = r.ID
+		v := JudgeReview(r.Payload)
+		events = append(events, a.event(blackboard.EventReviewRejected, cl, r.ProducedByAgent, map[string]string{
+			"review_id": r.ID, "severity": v.Severity, "verdict_reason": v.Reason,
+			"target_version": strconv.Itoa(target.Version),
+		}))
+		a.log.Info().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("agent", r.ProducedByAgent).
+			Str("review_id", r.ID).Str("event", string(blackboard.EventReviewRejected)).Msg("review rejected")
+	}
+	iteration := target.Version - 1
+	limit := a.set.MaxReviewIterations
+
+	if limit > 0 && iteration >= limit {
+		payload := fmt.Sprintf("Max review iterations (%d) reached for artefact %s (%s, version %d, thread %s). "+
+			"The last rejecting reviews were: %s.", limit, target.ID, target.Type, target.Version, target.LogicalID,
+			strings.Join(reviewIDs, ", "))
+		failure, err := a.writeFailure(ctx, cl, target, FailureMaxIterations, payload,
+			fmt.Sprintf("max review iterations (%d) reached for %s v%d", limit, target.Type, target.Version))
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("Terminated after reaching max review iterations (%d).", limit)
+		events = append(events, a.event(blackboard.EventClaimTerminatedMaxIterations, cl, "", map[string]string{
+			"reason": reason, "failure_id": failure, "iterations": strconv.Itoa(iteration), "limit": strconv.Itoa(limit),
+		}))
+		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, short(target.LogicalID), limit), events...)
+	}
+
+	producer, ok := a.dir.ProducerFor(target.ProducedByRole)
+	if !ok {
+		payload := fmt.Sprintf("Cannot rework artefact %s (%s, version %d): no agent with role %q is configured in sett.yml. "+
+			"Add an agent with that role and post the goal again.", target.ID, target.Type, target.Version, target.ProducedByRole)
+		failure, err := a.writeFailure(ctx, cl, target, FailureMissingAgent, payload,
+			fmt.Sprintf("no agent configured for role %s", target.ProducedByRole))
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("Terminated due to missing agent configuration (role: %s).", target.ProducedByRole)
+		events = append(events, a.event(blackboard.EventClaimTerminatedMissingAgent, cl, "", map[string]string{
+			"reason": reason, "failure_id": failure, "role": target.ProducedByRole,
+		}))
+		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+			fmt.Sprintf("no agent is configured for role %s to rework %s", target.ProducedByRole, short(target.ID)), events...)
+	}
+
+	feedbackID := blackboard.DeriveID("feedback-claim", cl.ID)
+	_, _, err := a.bb.CreateClaim(ctx, blackboard.NewClaim{
+		Claim: &blackboard.Claim{
+			ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID,
+			Status:                blackboard.ClaimPendingAssignment,
+			GrantedExclusiveAgent: producer,
+			AdditionalContextIDs:  reviewIDs,
+			ParentClaimID:         cl.ID,
+			Iteration:             iteration + 1,
+			Attempts:              1,
+		},
+		AddsItem: true,
+		TimerIn:  a.set.LeaseTTL + leaseMargin,
+		Grants:   map[string]string{producer: "1"},
+		Inbox:    []blackboard.InboxMessage{a.grantMessage(&blackboard.Claim{ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID}, producer, blackboard.GrantFeedback, "1")},
+		Events: []blackboard.Event{{
+			Type: blackboard.EventFeedbackClaimCreated, WorkflowID: cl.WorkflowID, ClaimID: feedbackID,
+			ArtefactID: target.ID, Agent: producer,
+			Fields: map[string]string{
+				"iteration": strconv.Itoa(iteration + 1), "parent_claim_id": cl.ID,
+				"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(target.Version),
+			},
+		}},
+		Epoch: a.epoch(),
+	})
+	switch {
+	case err == nil:
+		a.m.ClaimsCreated.Inc()
+		a.m.FeedbackIterations.Inc()
+		a.m.Grants.WithLabelValues("feedback").Inc()
+		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+		a.log.Info().Str("claim_id", feedbackID).Str("parent_claim_id", cl.ID).Str("agent", producer).
+			Int("iteration", iteration+1).Str("event", string(blackboard.EventFeedbackClaimCreated)).Msg("feedback claim created")
+	case errors.Is(err, blackboard.ErrExists):
+		// Created before a crash or by an earlier delivery of this event.
+	default:
+		return err
+	}
+	reason := fmt.Sprintf("Terminated due to negative review feedback. See artefacts: [%s]", strings.Join(reviewIDs, ", "))
+	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID}}
+	// The feedback claim already holds the workflow's open item for this
+	// work (AddsItem), so closing ours cannot end the workflow early.
+	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", events...)
+}
+
+// writeFailure records an orchestrator Failure about target for claim cl,
+// once: its id derives from the claim and the failure type.
+func (a *ClaimAdvancer) writeFailure(ctx context.Context, cl *blackboard.Claim, target *blackboard.Artefact, typ, payload, summary string) (string, error) {
+	id := blackboard.DeriveID("failure", cl.ID, typ)
+	f := &blackboard.Artefact{
+		ID: id, LogicalID: id, Version: 1,
+		StructuralType:  blackboard.StructuralFailure,
+		Type:            typ,
+		Payload:         payload,
+		SourceArtefacts: []string{target.ID},
+		ProducedByRole:  "orchestrator",
+		WorkflowID:      cl.WorkflowID,
+		ClaimID:         cl.ID,
+		Summary:         summary,
+		Depth:           target.Depth + 1,
+	}
+	err := a.bb.CreateArtefact(ctx, f, blackboard.WriteAuth{Epoch: a.epoch()})
+	if err != nil && !errors.Is(err, blackboard.ErrExists) {
+		return "", err
+	}
+	return id, nil
+}

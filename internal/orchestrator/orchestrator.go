@@ -1,0 +1,96 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Orchestrator is the coordination daemon of one instance. Build it with
+// New and call Run once.
+type Orchestrator struct {
+	bb      *blackboard.Client
+	set     Settings
+	log     zerolog.Logger
+	m       *Metrics
+	id      string
+	lease   *LeaderLease
+	dir     *AgentDirectory
+	started atomic.Bool
+}
+
+// New wires an orchestrator. id names this process for the leader lease
+// (empty: hostname and pid).
+func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger, id string) *Orchestrator {
+	set.applyDefaults()
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), blackboard.NewID()[:8])
+	}
+	o := &Orchestrator{bb: bb, set: set, log: log, m: m, id: id}
+	o.lease = NewLeaderLease(bb, log, id, set.LeaderTTL)
+	o.dir = NewAgentDirectory(bb, log, set.Agents, set.LivenessRefresh)
+	return o
+}
+
+// Leading reports whether this orchestrator holds the leader lease.
+func (o *Orchestrator) Leading() bool { return o.lease.Epoch() != 0 }
+
+// Started reports whether Run has made its first leadership attempt (a
+// standby that knows another orchestrator leads is healthy too).
+func (o *Orchestrator) Started() bool { return o.started.Load() }
+
+// Run keeps the agent directory fresh and, whenever this process holds the
+// leader lease, runs the event loop, timer loop, reconciler and the claim
+// workers. It returns when ctx ends.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = o.dir.Run(ctx) }()
+	if err := o.dir.Refresh(ctx); err != nil {
+		o.log.Warn().Err(err).Msg("first agent liveness read failed")
+	}
+	o.started.Store(true)
+	err := o.lease.Lead(ctx, o.lead)
+	wg.Wait()
+	return err
+}
+
+// lead runs the leader's services until the lease is lost or ctx ends.
+func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
+	o.m.Leading.Set(1)
+	defer o.m.Leading.Set(0)
+	epochFn := func() int64 { return epoch }
+	disp := NewDispatcher(o.set.Workers, 256)
+	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.log)
+	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.log)
+	advancer.TimerArmedFunc = timers.Armed
+	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
+	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
+	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.log)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	run := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				o.log.Error().Err(err).Str("service", name).Msg("service stopped; giving up leadership")
+				cancel()
+			}
+		}()
+	}
+	run("dispatcher", disp.Run)
+	run("event_loop", events.Run)
+	run("timer_loop", timers.Run)
+	run("reconciler", reconciler.Run)
+	wg.Wait()
+}

@@ -1,0 +1,64 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Reconciler revisits every active claim: once when this orchestrator
+// starts leading (bids that arrived, grants without results, expired
+// leases and timers taken by a leader that died), and then periodically as
+// a safety net. Advancing is idempotent, so visiting a healthy claim only
+// costs a read.
+type Reconciler struct {
+	bb       *blackboard.Client
+	disp     *Dispatcher
+	advancer *ClaimAdvancer
+	every    time.Duration
+	log      zerolog.Logger
+}
+
+// NewReconciler wires the reconciler.
+func NewReconciler(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, every time.Duration, log zerolog.Logger) *Reconciler {
+	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every,
+		log: log.With().Str("component", "reconciler").Logger()}
+}
+
+// Run reconciles at once and then every period until ctx ends.
+func (r *Reconciler) Run(ctx context.Context) error {
+	for {
+		if err := r.Once(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn().Err(err).Msg("reconcile failed; retrying next period")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.every):
+		}
+	}
+}
+
+// Once advances every active claim (with lease checks).
+func (r *Reconciler) Once(ctx context.Context) error {
+	ids, err := r.bb.ActiveClaims(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ids) > 0 {
+		r.log.Debug().Int("claims", len(ids)).Msg("reconciling active claims")
+	}
+	for _, id := range ids {
+		claimID := id
+		r.disp.Submit(ctx, claimID, func(ctx context.Context) {
+			if err := r.advancer.Advance(ctx, claimID, "", true); err != nil && ctx.Err() == nil {
+				r.log.Warn().Err(err).Str("claim_id", claimID).Msg("reconciling claim failed")
+			}
+		})
+	}
+	return nil
+}
+

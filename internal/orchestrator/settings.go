@@ -1,0 +1,81 @@
+package orchestrator
+
+import (
+	"time"
+
+	"github.com/settdev/sett/internal/config"
+)
+
+// Settings is what the orchestrator needs from sett.yml, with defaults
+// already applied.
+type Settings struct {
+	// BidTimeout is how long consensus waits for an agent's bid before it
+	// counts as ignore.
+	BidTimeout time.Duration
+	// LeaseTTL is the cub's work-lease TTL; a grant is declared lost when
+	// its lease is gone this long after the grant.
+	LeaseTTL time.Duration
+	// MaxGrantAttempts bounds how often a grant whose lease was lost is
+	// issued again before the claim is terminated.
+	MaxGrantAttempts int
+	// MaxReviewIterations is the rework limit; 0 means unlimited.
+	MaxReviewIterations int
+	// MaxWorkflowArtefacts and MaxChainDepth are workflow budgets.
+	MaxWorkflowArtefacts int
+	MaxChainDepth        int
+	// Agents are the configured agents, name → role.
+	Agents map[string]string
+	// LeaderTTL is the leader lease TTL; zero means 10s.
+	LeaderTTL time.Duration
+	// Workers is the number of concurrent claim handlers; zero means 16.
+	Workers int
+	// LivenessRefresh is how often agent heartbeats are re-read; zero
+	// means 1s.
+	LivenessRefresh time.Duration
+	// ReconcileEvery is the period of the safety-net sweep over active
+	// claims and unacknowledged events; zero means 30s.
+	ReconcileEvery time.Duration
+}
+
+// SettingsFrom builds Settings from a loaded, validated config.
+func SettingsFrom(c *config.Config) Settings {
+	agents := make(map[string]string, len(c.Agents))
+	for _, name := range c.AgentNames() {
+		a, _ := c.Agent(name)
+		agents[name] = a.Role
+	}
+	o := c.Orchestrator
+	return Settings{
+		BidTimeout:           o.BidTimeout.Std(),
+		LeaseTTL:             o.LeaseTTL.Std(),
+		MaxGrantAttempts:     o.MaxGrantAttempts,
+		MaxReviewIterations:  o.ReviewIterationLimit(),
+		MaxWorkflowArtefacts: o.MaxWorkflowArtefacts,
+		MaxChainDepth:        o.MaxChainDepth,
+		Agents:               agents,
+	}
+}
+
+func (s *Settings) applyDefaults() {
+	if s.BidTimeout <= 0 {
+		s.BidTimeout = 5 * time.Second
+	}
+	if s.LeaseTTL <= 0 {
+		s.LeaseTTL = 30 * time.Second
+	}
+	if s.MaxGrantAttempts < 1 {
+		s.MaxGrantAttempts = 2
+	}
+	if s.LeaderTTL <= 0 {
+		s.LeaderTTL = 10 * time.Second
+	}
+	if s.Workers <= 0 {
+		s.Workers = 16
+	}
+	if s.LivenessRefresh <= 0 {
+		s.LivenessRefresh = time.Second
+	}
+	if s.ReconcileEvery <= 0 {
+		s.ReconcileEvery = 30 * time.Second
+	}
+}

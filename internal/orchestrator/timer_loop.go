@@ -1,0 +1,103 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// maxTimerSleep bounds how long the timer loop sleeps without looking, so
+// that timers armed by another process are never missed for long.
+const maxTimerSleep = 5 * time.Second
+
+// TimerLoop fires the durable timers (bid deadlines, lease checks) in the
+// sorted set: it sleeps until the earliest one is due or until a new timer
+// is armed, takes the due ones atomically and advances their claims with
+// lease checks on. No timer is lost to a restart: they live in Redis, and
+// the start-up reconcile covers timers taken by a leader that then died.
+type TimerLoop struct {
+	bb       *blackboard.Client
+	disp     *Dispatcher
+	advancer *ClaimAdvancer
+	epoch    func() int64
+	log      zerolog.Logger
+	wake     chan time.Duration
+}
+
+// NewTimerLoop wires the loop.
+func NewTimerLoop(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, epoch func() int64, log zerolog.Logger) *TimerLoop {
+	return &TimerLoop{bb: bb, disp: disp, advancer: advancer, epoch: epoch,
+		log: log.With().Str("component", "timer_loop").Logger(), wake: make(chan time.Duration, 1)}
+}
+
+// Armed tells the loop that a timer fires in d; it wakes up earlier if it
+// was going to sleep longer.
+func (l *TimerLoop) Armed(d time.Duration) {
+	select {
+	case l.wake <- d:
+	default:
+		// A wake-up is already pending; the loop re-reads the earliest
+		// due time from Redis when it wakes, so none is lost.
+	}
+}
+
+// Run fires timers until ctx ends.
+func (l *TimerLoop) Run(ctx context.Context) error {
+	sleep := time.Duration(0)
+	for {
+		timer := time.NewTimer(sleep)
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil
+			case <-timer.C:
+				break wait
+			case d := <-l.wake:
+				if d < sleep {
+					timer.Stop()
+					timer = time.NewTimer(d)
+					sleep = d
+				}
+			}
+		}
+		due, err := l.bb.PopTimers(ctx, l.epoch(), 256)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			l.log.Warn().Err(err).Msg("reading timers failed; retrying")
+			sleep = time.Second
+			continue
+		}
+		for _, id := range due.ClaimIDs {
+			claimID := id
+			l.disp.Submit(ctx, claimID, func(ctx context.Context) {
+				if err := l.advancer.Advance(ctx, claimID, "", true); err != nil && ctx.Err() == nil {
+					l.log.Warn().Err(err).Str("claim_id", claimID).Msg("timer handler failed; re-arming in 1s")
+					if aerr := l.bb.ArmTimer(ctx, claimID, due.NowMs+1000); aerr != nil {
+						l.log.Error().Err(aerr).Str("claim_id", claimID).Msg("re-arming timer failed; the reconciler will retry")
+					}
+				}
+			})
+		}
+		switch {
+		case len(due.ClaimIDs) == 256:
+			sleep = 0 // more may be due
+		case due.NextDueMs < 0:
+			sleep = maxTimerSleep
+		default:
+			sleep = time.Duration(due.NextDueMs-due.NowMs) * time.Millisecond
+			if sleep > maxTimerSleep {
+				sleep = maxTimerSleep
+			}
+			if sleep < 0 {
+				sleep = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package stacktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Stack is one Sett instance under test: its sett.yml, a workspace
+// directory, a blackboard client and the processes started for it.
+type Stack struct {
+	T         testing.TB
+	Bin       Binaries
+	Redis     *redistest.Server
+	Instance  string
+	Dir       string // workspace, holds sett.yml
+	Config    string // path of sett.yml
+	BB        *blackboard.Client
+	mu        sync.Mutex
+	procs     []*Proc
+	extraPath string
+}
+
+// Options tune a stack.
+type Options struct {
+	// Redis is the server to use; nil means the package's shared one.
+	Redis *redistest.Server
+}
+
+// New writes yaml as sett.yml into a fresh workspace and connects a
+// blackboard client for a fresh instance. The example agents' binaries are
+// on the PATH the cubs see.
+func New(tb testing.TB, yaml string, opts ...Options) *Stack {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	srv := o.Redis
+	if srv == nil {
+		srv = redistest.Shared(tb)
+	}
+	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir()}
+	s.Config = filepath.Join(s.Dir, "sett.yml")
+	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	bb, err := blackboard.Dial(context.Background(), srv.URL(), blackboard.Options{Instance: s.Instance})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.BB = bb
+	s.extraPath = s.Bin.Dir
+	tb.Cleanup(func() {
+		s.StopAll()
+		_ = bb.Close()
+		if tb.Failed() || os.Getenv("STACKTEST_LOGS") != "" {
+			s.DumpLogs()
+		}
+	})
+	return s
+}
+
+// Proc is one started daemon.
+type Proc struct {
+	Name     string
+	args     []string
+	env      []string
+	HTTPAddr string
+	LogPath  string
+	stack    *Stack
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (s *Stack) baseEnv() []string {
+	env := []string{
+		"PATH=" + s.extraPath + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+		"SETT_INSTANCE=" + s.Instance,
+		"SETT_REDIS_URL=" + s.Redis.URL(),
+		"SETT_CONFIG=" + s.Config,
+		"SETT_LOG_FORMAT=json",
+		"SETT_LOG_LEVEL=debug",
+	}
+	return env
+}
+
+// StartOrchestrator starts an orchestrator process (name "orchestrator",
+// or "orchestrator-2" and so on for more).
+func (s *Stack) StartOrchestrator() *Proc {
+	name := "orchestrator"
+	if n := s.count("orchestrator"); n > 0 {
+		name = fmt.Sprintf("orchestrator-%d", n+1)
+	}
+	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name}, stack: s}
+	p.env = s.baseEnv()
+	s.start(p)
+	return p
+}
+
+// StartCub starts the cub of an agent, with the workspace as working
+// directory.
+func (s *Stack) StartCub(agent string) *Proc {
+	p := &Proc{Name: "cub-" + agent, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
+		"--consumer", "test-" + agent}, stack: s}
+	p.env = s.baseEnv()
+	s.start(p)
+	return p
+}
+
+func (s *Stack) count(prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.procs {
+		if strings.HasPrefix(p.Name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Stack) start(p *Proc) {
+	s.T.Helper()
+	p.HTTPAddr = freeAddr()
+	p.LogPath = filepath.Join(s.Dir, p.Name+".log")
+	s.mu.Lock()
+	s.procs = append(s.procs, p)
+	s.mu.Unlock()
+	if err := p.Start(); err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+// Start (re)starts the process with its original arguments.
+func (p *Proc) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	args := append([]string{}, p.args...)
+	args = append(args[:1], append([]string{"--http-addr", p.HTTPAddr}, args[1:]...)...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = p.env
+	cmd.Dir = p.stack.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("stacktest: start %s: %w", p.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	p.cmd, p.exited = cmd, exited
+	return nil
+}
+
+// Kill sends SIGKILL to the process (a crash) and waits for it to exit.
+func (p *Proc) Kill() {
+	p.signal(syscall.SIGKILL)
+}
+
+// Stop sends SIGTERM and waits for a clean exit (SIGKILL after 10s).
+func (p *Proc) Stop() {
+	p.signal(syscall.SIGTERM)
+}
+
+func (p *Proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// Running reports whether the process has not exited.
+func (p *Proc) Running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return p.cmd != nil
+	}
+}
+
+// Ready reports whether the process answers /readyz with 200.
+func (p *Proc) Ready() bool {
+	client := http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := client.Get("http://" + p.HTTPAddr + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Healthy reports whether the process answers /healthz with 200.
+func (p *Proc) Healthy() bool {
+	client := http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := client.Get("http://" + p.HTTPAddr + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// StopAll stops every process still running.
+func (s *Stack) StopAll() {
+	s.mu.Lock()
+	procs := append([]*Proc(nil), s.procs...)
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func(p *Proc) { defer wg.Done(); p.Stop() }(p)
+	}
+	wg.Wait()
+}
+
+// DumpLogs prints every process log to the test log.
+func (s *Stack) DumpLogs() {
+	s.mu.Lock()
+	procs := append([]*Proc(nil), s.procs...)
+	s.mu.Unlock()
+	for _, p := range procs {
+		b, _ := os.ReadFile(p.LogPath)
+		const max = 60000
+		if len(b) > max {
+			b = append([]byte("...\n"), b[len(b)-max:]...)
+		}
+		s.T.Logf("==== %s log ====\n%s", p.Name, b)
+	}
+}
+
+// WaitReady waits until every given process answers /readyz.
+func (s *Stack) WaitReady(procs ...*Proc) {
+	s.T.Helper()
+	s.Eventually(30*time.Second, "processes ready", func() bool {
+		for _, p := range procs {
+			if !p.Ready() {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// Up starts a cub per agent, waits until they are ready (registered, with
+// a heartbeat), then starts the orchestrator — whose first liveness read
+// therefore sees every agent — and waits until it is ready too.
+func (s *Stack) Up(agents ...string) (orch *Proc, cubs map[string]*Proc) {
+	s.T.Helper()
+	cubs = map[string]*Proc{}
+	var procs []*Proc
+	for _, a := range agents {
+		cubs[a] = s.StartCub(a)
+		procs = append(procs, cubs[a])
+	}
+	s.WaitReady(procs...)
+	orch = s.StartOrchestrator()
+	s.WaitReady(orch)
+	return orch, cubs
+}
+
+// Eventually polls cond against one deadline and fails the test with what
+// it waited for when the deadline passes.
+func (s *Stack) Eventually(timeout time.Duration, what string, cond func() bool) {
+	s.T.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			s.T.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// PostGoal writes a goal artefact and returns its id (= the workflow id).
+func (s *Stack) PostGoal(text string) string {
+	s.T.Helper()
+	g := blackboard.NewGoal(text, 0, "user", nil)
+	if err := s.BB.CreateArtefact(context.Background(), g, blackboard.WriteAuth{}); err != nil {
+		s.T.Fatal(err)
+	}
+	return g.ID
+}
+
+// WaitWorkflow blocks on the event stream until the workflow ends, and
+// returns it.
+func (s *Stack) WaitWorkflow(id string, timeout time.Duration) *blackboard.Workflow {
+	s.T.Helper()
+	w, err := WaitWorkflow(context.Background(), s.BB, id, timeout)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	return w
+}
+
+// WaitWorkflow waits until workflow id has a final status, reading the
+// event stream with blocking reads (no polling of the hash).
+func WaitWorkflow(ctx context.Context, bb *blackboard.Client, id string, timeout time.Duration) (*blackboard.Workflow, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	after := "0"
+	for {
+		w, err := bb.GetWorkflow(ctx, id)
+		if err != nil && !errors.Is(err, blackboard.ErrNotFound) {
+			return nil, err
+		}
+		if w != nil && w.Status.Final() {
+			return w, nil
+		}
+		events, err := bb.ReadEvents(ctx, after, 1000, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				return w, fmt.Errorf("workflow %s did not end within %s (status %v)", id, timeout, statusOf(w))
+			}
+			return nil, err
+		}
+		for _, e := range events {
+			after = e.StreamID
+		}
+	}
+}
+
+func statusOf(w *blackboard.Workflow) string {
+	if w == nil {
+		return "missing"
+	}
+	return string(w.Status) + ", open items " + strconv.Itoa(w.OpenItems)
+}

@@ -1,0 +1,148 @@
+package blackboard_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+func TestLeadership(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	ctx := t.Context()
+	acquire := func(id string) blackboard.Leadership {
+		t.Helper()
+		l, err := c.AcquireLeadership(ctx, id, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+
+	if got, want := acquire("orch-a"), (blackboard.Leadership{Leading: true, Epoch: 1, Acquired: true}); got != want {
+		t.Fatalf("first acquisition = %+v, want %+v", got, want)
+	}
+	if got, want := acquire("orch-b"), (blackboard.Leadership{Holder: "orch-a"}); got != want {
+		t.Errorf("second candidate = %+v, want %+v", got, want)
+	}
+	if got, want := acquire("orch-a"), (blackboard.Leadership{Leading: true, Epoch: 1}); got != want {
+		t.Errorf("renewal = %+v, want %+v (same epoch, not acquired)", got, want)
+	}
+	// Resigning someone else's lease does nothing.
+	if err := c.Resign(ctx, "orch-b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquire("orch-b"); got.Leading {
+		t.Fatalf("orch-b leads after resigning a lease it never held: %+v", got)
+	}
+	if err := c.Resign(ctx, "orch-a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := acquire("orch-b"), (blackboard.Leadership{Leading: true, Epoch: 2, Acquired: true}); got != want {
+		t.Fatalf("after resignation = %+v, want %+v", got, want)
+	}
+	if v, err := raw.Get(ctx, c.Keys().Leader()).Result(); err != nil || v != "orch-b" {
+		t.Errorf("leader key = %q, %v", v, err)
+	}
+
+	// The old leader's writes are fenced, the new one's go through.
+	g := startWorkflow(t, c)
+	err := c.CreateArtefact(ctx, child(g.ID), blackboard.WriteAuth{Epoch: 1})
+	wantErr(t, err, blackboard.ErrFenced)
+	_, err = c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCancelled, "stale", 1)
+	wantErr(t, err, blackboard.ErrFenced)
+	_, err = c.PopTimers(ctx, 1, 10)
+	wantErr(t, err, blackboard.ErrFenced)
+	create(t, c, child(g.ID), blackboard.WriteAuth{Epoch: 2})
+	if ended, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCancelled, "current", 2); err != nil || !ended {
+		t.Errorf("EndWorkflow with the current epoch = %v, %v", ended, err)
+	}
+
+	// A lease that expired (deleted here) is taken with a new epoch.
+	if err := raw.Del(ctx, c.Keys().Leader()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := acquire("orch-a"), (blackboard.Leadership{Leading: true, Epoch: 3, Acquired: true}); got != want {
+		t.Errorf("after expiry = %+v, want %+v", got, want)
+	}
+}
+
+// TestFencingWithManualEpoch sets the epoch key by hand, as a newer leader
+// on another host would have.
+func TestFencingWithManualEpoch(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	g := startWorkflow(t, c)
+	if err := raw.Set(t.Context(), c.Keys().Epoch(), "7", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, raw, c)
+	_, _, err := c.CreateClaim(t.Context(), blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, Epoch: 6})
+	wantErr(t, err, blackboard.ErrFenced)
+	assertUnchanged(t, raw, c, before)
+	// Writes that are not the orchestrator's (epoch 0) are not fenced.
+	createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true})
+}
+
+func TestPopTimers(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	ctx := t.Context()
+	now, err := c.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past1, past2, future := blackboard.NewID(), blackboard.NewID(), blackboard.NewID()
+	futureAt := now + time.Hour.Milliseconds()
+	for id, at := range map[string]int64{past1: now - 2000, past2: now - 1000, future: futureAt} {
+		if err := c.ArmTimer(ctx, id, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := lead(t, c, "orch-a")
+
+	got, err := c.PopTimers(ctx, l.Epoch, 1) // the limit applies, oldest first
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.ClaimIDs, []string{past1}) || got.NowMs < now || got.NextDueMs != now-1000 {
+		t.Errorf("first pop = %+v, want [%s] with next due %d", got, past1, now-1000)
+	}
+	got, err = c.PopTimers(ctx, l.Epoch, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.ClaimIDs, []string{past2}) || got.NextDueMs != futureAt {
+		t.Errorf("second pop = %+v, want [%s] with next due %d", got, past2, futureAt)
+	}
+	left, err := raw.ZRange(ctx, c.Keys().Timers(), 0, -1).Result()
+	if err != nil || !slices.Equal(left, []string{future}) {
+		t.Errorf("timers left = %v, %v; want only the future one", left, err)
+	}
+	got, err = c.PopTimers(ctx, l.Epoch, 100)
+	if err != nil || len(got.ClaimIDs) != 0 || got.NextDueMs != futureAt {
+		t.Errorf("pop with nothing due = %+v, %v", got, err)
+	}
+	if err := raw.Del(ctx, c.Keys().Timers()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = c.PopTimers(ctx, l.Epoch, 100); err != nil || got.NextDueMs != -1 {
+		t.Errorf("pop with no timers = %+v, %v; want next due -1", got, err)
+	}
+
+	// A stale epoch pops nothing.
+	if err := c.ArmTimer(ctx, past1, now-5000); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PopTimers(ctx, l.Epoch-1, 100)
+	wantErr(t, err, blackboard.ErrFenced)
+	if n, _ := raw.ZCard(ctx, c.Keys().Timers()).Result(); n != 1 {
+		t.Error("a fenced pop removed a timer")
+	}
+}
