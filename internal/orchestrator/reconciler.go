@@ -61,4 +61,3 @@ func (r *Reconciler) Once(ctx context.Context) error {
 	}
 	return nil
 }
-

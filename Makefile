@@ -1,0 +1,45 @@
+# Sett — run `make help` for the targets.
+
+SHELL := /bin/bash
+GO    ?= go
+BIN   := $(CURDIR)/bin
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/settdev/sett/internal/cli.Version=$(VERSION) -X github.com/settdev/sett/internal/cub.Version=$(VERSION)
+export CGO_ENABLED := 0
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST) | sort
+
+.PHONY: build
+build: ## Build sett, sett-orchestrator, sett-cub and the example agents into bin/
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett ./cmd/sett
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-orchestrator ./cmd/orchestrator
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-cub ./cmd/cub
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-writer ./agents/writer
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-reviewer ./agents/reviewer
+
+.PHONY: test-short
+test-short: ## Unit tests only (need nothing running)
+	$(GO) test -short -count=1 ./...
+
+.PHONY: test-unit
+test-unit: ## Unit and integration tests (need redis-server), without Docker
+	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
+
+.PHONY: lint
+lint: ## gofmt check and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: test
+test: lint test-unit ## The whole suite: lint, unit, integration and e2e tests
+
+.PHONY: clean
+clean: ## Remove build outputs
+	rm -rf $(BIN)
+
+-include mk/*.mk

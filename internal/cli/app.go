@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Exit codes of `sett` (documented in the README).
+const (
+	ExitOK      = 0
+	ExitFailure = 1  // an error, or `forage --wait` on a failed workflow
+	ExitPending = 2  // `forage --wait`: the workflow was cancelled or the wait timed out
+	ExitUsage   = 64 // bad flags or arguments
+)
+
+// ExitError carries a specific exit code with its error.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// ExitCode maps an error returned by the root command to the process exit
+// code.
+func ExitCode(err error) int {
+	var e *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &e):
+		return e.Code
+	}
+	return ExitFailure
+}
+
+// usageError marks bad flags or arguments.
+func usageError(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// App is everything the commands depend on.
+type App struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// LookupEnv reads the environment (os.LookupEnv in production).
+	LookupEnv func(string) (string, bool)
+	// Dir is the directory the command runs in.
+	Dir string
+	// Runtimes by name ("docker", "local").
+	Runtimes map[string]runtime.Runtime
+	// Now is the clock for relative times.
+	Now func() time.Time
+	// IsTTY reports whether Out is a terminal (colour, live progress).
+	IsTTY bool
+
+	// Global flags.
+	name      string
+	redisURL  string
+	noColor   bool
+	opTimeout time.Duration
+}
+
+// NewApp returns an App for the real process.
+func NewApp(runtimes map[string]runtime.Runtime) *App {
+	wd, _ := os.Getwd()
+	return &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, LookupEnv: os.LookupEnv, Dir: wd,
+		Runtimes: runtimes, Now: time.Now, IsTTY: isTerminal(os.Stdout)}
+}
+
+func (a *App) env(name string) string {
+	if a.LookupEnv == nil {
+		return ""
+	}
+	v, _ := a.LookupEnv(name)
+	return v
+}
+
+// Workspace is the workspace the command acts on: the nearest directory
+// above Dir holding sett.yml or .sett.
+func (a *App) Workspace() string { return instance.FindWorkspace(a.Dir) }
+
+// InstanceName is --name, else SETT_INSTANCE, else "".
+func (a *App) InstanceName() string {
+	if a.name != "" {
+		return a.name
+	}
+	return a.env("SETT_INSTANCE")
+}
+
+// Connect opens the blackboard of the instance the command means: with
+// --redis-url (or SETT_REDIS_URL) and an instance name it connects
+// directly; otherwise it finds the instance record of the workspace.
+func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record, error) {
+	url := a.redisURL
+	if url == "" {
+		url = a.env("SETT_REDIS_URL")
+	}
+	name := a.InstanceName()
+	var rec *instance.Record
+	if url == "" || name == "" {
+		r, err := instance.Find(a.Workspace(), name)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec = r
+		if url == "" {
+			url = r.RedisURL
+		}
+		if name == "" {
+			name = r.Name
+		}
+	}
+	hashTag := rec != nil && rec.HashTag
+	bb, err := blackboard.Dial(ctx, url, blackboard.Options{Instance: name, HashTag: hashTag, OpTimeout: a.opTimeout})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? try `sett status` or `sett up`)", name, err)
+	}
+	return bb, rec, nil
+}

