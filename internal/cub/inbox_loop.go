@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -124,6 +125,7 @@ func (l *InboxLoop) handle(ctx context.Context, inbox *blackboard.Inbox, e black
 			done = true
 		}
 		if done {
+			failpoint.Hit("cub-entry-done")
 			if err := inbox.Done(context.WithoutCancel(ctx), e.StreamID); err != nil {
 				l.log.Warn().Err(err).Msg("acknowledging an inbox entry failed; it will be seen again (harmless)")
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -123,6 +124,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxMessage, readAt 
 		// or redelivered, so this run leaves no result.
 		return ctx.Err()
 	}
+	failpoint.Hit("cub-tool-finished")
 	art := w.result(ctx, view, g, res)
 	return w.write(ctx, log, view, g, art, res)
 }
@@ -165,7 +167,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	}
 	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
 	if err != nil {
-		return w.failure(view, g, "invalid_output", err.Error(), err.Error()+"\n\n"+tool.FailureReport(res, w.set.Command))
+		return w.failure(view, g, "invalid_output", err.Error(), tool.FailureReport(res, w.set.Command))
 	}
 	id := blackboard.NewID()
 	a := &blackboard.Artefact{
@@ -204,7 +206,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	}
 	if a.Type == CommitType && a.StructuralType != blackboard.StructuralReview {
 		if err := CheckCommit(ctx, w.set.Workspace, a.Payload); err != nil {
-			return w.failure(view, g, "invalid_commit", err.Error(), err.Error())
+			return w.failure(view, g, "invalid_commit", err.Error(), tool.FailureReport(res, w.set.Command))
 		}
 	}
 	return a
@@ -212,7 +214,8 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 
 func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessage, kind, detail, report string) *blackboard.Artefact {
 	id := blackboard.NewID()
-	payload := fmt.Sprintf("Tool of agent %s failed on claim %s (%s grant): %s\n\n%s", w.set.Agent, g.ClaimID, g.Grant, detail, report)
+	payload := fmt.Sprintf("Tool of agent %s failed on claim %s (%s grant).\nfailure:     %s\nreason:      %s\n\n%s",
+		w.set.Agent, g.ClaimID, g.Grant, kind, detail, report)
 	if len(payload) > w.set.MaxPayload {
 		payload = payload[:w.set.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
 	}
@@ -260,7 +263,7 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 			return nil
 		case (errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, blackboard.ErrVersionConflict)) &&
 			art.StructuralType != blackboard.StructuralFailure:
-			art = w.failure(view, g, "rejected_result", err.Error(), err.Error()+"\n\n"+tool.FailureReport(res, w.set.Command))
+			art = w.failure(view, g, "rejected_result", err.Error(), tool.FailureReport(res, w.set.Command))
 			continue
 		case ctx.Err() != nil:
 			return ctx.Err()

@@ -1,6 +1,8 @@
 package instance
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +78,22 @@ func StateHome() string {
 	return filepath.Join(home, ".local", "state", "sett")
 }
 
-func pointerPath(name string) string { return filepath.Join(StateHome(), "instances", name+".json") }
+// pointerPath is the user-level index entry of the instance name of
+// workspace. The file name carries a hash of the workspace as well as the
+// name: two workspaces may each run an instance of the same name (each
+// local instance has its own Redis), and neither may overwrite or remove
+// the other's entry.
+func pointerPath(workspace, name string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
+	return filepath.Join(StateHome(), "instances", name+"-"+hex.EncodeToString(sum[:4])+".json")
+}
+
+// legacyPointerPath is where records saved by earlier versions kept their
+// pointer (by name only); Remove still deletes it when it points to the
+// same workspace.
+func legacyPointerPath(name string) string {
+	return filepath.Join(StateHome(), "instances", name+".json")
+}
 
 // Save writes the record (atomically, mode 0600) and its user-level
 // pointer.
@@ -87,17 +104,36 @@ func Save(r *Record) error {
 	if err := writeJSON(recordPath(r.Workspace, r.Name), r); err != nil {
 		return err
 	}
-	return writeJSON(pointerPath(r.Name), pointer{Name: r.Name, Runtime: r.Runtime, Workspace: r.Workspace})
+	return writeJSON(pointerPath(r.Workspace, r.Name), pointer{Name: r.Name, Runtime: r.Runtime, Workspace: r.Workspace})
 }
 
-// Remove deletes the record and its pointer; missing files are fine.
+// Remove deletes the record and its pointer; missing files are fine. It
+// never touches the pointer of a same-named instance of another workspace.
 func Remove(workspace, name string) error {
-	for _, p := range []string{recordPath(workspace, name), pointerPath(name)} {
+	paths := []string{recordPath(workspace, name), pointerPath(workspace, name)}
+	if p, ok := readPointer(legacyPointerPath(name)); ok && filepath.Clean(p.Workspace) == filepath.Clean(workspace) {
+		paths = append(paths, legacyPointerPath(name))
+	}
+	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("instance: remove %s: %w", p, err)
 		}
 	}
 	return nil
+}
+
+// readPointer reads one pointer file; ok is false when it is missing or
+// unreadable.
+func readPointer(path string) (pointer, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return pointer{}, false
+	}
+	var p pointer
+	if json.Unmarshal(b, &p) != nil || p.Name == "" || p.Workspace == "" {
+		return pointer{}, false
+	}
+	return p, true
 }
 
 // Load reads the record of name in workspace. Errors wrap ErrNoInstance
@@ -153,20 +189,30 @@ func All() ([]*Record, error) {
 		return nil, fmt.Errorf("instance: list: %w", err)
 	}
 	var out []*Record
+	seen := map[string]bool{} // workspace + name: a legacy and a current pointer may both exist
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(StateHome(), "instances", e.Name()))
-		if err != nil {
+		if filepath.Ext(e.Name()) != ".json" {
 			continue
 		}
-		var p pointer
-		if json.Unmarshal(b, &p) != nil {
+		p, ok := readPointer(filepath.Join(StateHome(), "instances", e.Name()))
+		if !ok {
+			continue
+		}
+		key := filepath.Clean(p.Workspace) + "\x00" + p.Name
+		if seen[key] {
 			continue
 		}
 		if r, err := Load(p.Workspace, p.Name); err == nil {
+			seen[key] = true
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Workspace < out[j].Workspace
+	})
 	return out, nil
 }
 

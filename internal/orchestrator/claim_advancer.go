@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -181,6 +182,7 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		if err := a.transition(ctx, t); err != nil {
 			return err
 		}
+		failpoint.Hit("granted-" + info.name)
 		if cl.Status == blackboard.ClaimPendingConsensus {
 			a.countBids(bids, len(silent))
 			a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))

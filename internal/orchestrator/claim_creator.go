@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -79,6 +80,7 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 	case err != nil:
 		return err
 	}
+	failpoint.Hit("claim-created")
 	if created {
 		c.m.ClaimsCreated.Inc()
 		c.advancer.TimerArmedFunc(c.set.BidTimeout)

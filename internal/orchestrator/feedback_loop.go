@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -116,6 +117,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 	default:
 		return err
 	}
+	failpoint.Hit("feedback-claim-created")
 	reason := fmt.Sprintf("Terminated due to negative review feedback. See artefacts: [%s]", strings.Join(reviewIDs, ", "))
 	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID}}
 	// The feedback claim already holds the workflow's open item for this

@@ -112,16 +112,7 @@ func (s *Stack) baseEnv() []string {
 
 // StartOrchestrator starts an orchestrator process (name "orchestrator",
 // or "orchestrator-2" and so on for more).
-func (s *Stack) StartOrchestrator() *Proc {
-	name := "orchestrator"
-	if n := s.count("orchestrator"); n > 0 {
-		name = fmt.Sprintf("orchestrator-%d", n+1)
-	}
-	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name}, stack: s}
-	p.env = s.baseEnv()
-	s.start(p)
-	return p
-}
+func (s *Stack) StartOrchestrator() *Proc { return s.StartOrchestratorWith() }
 
 // StartCub starts the cub of an agent, with the workspace as working
 // directory.
@@ -375,4 +366,152 @@ func statusOf(w *blackboard.Workflow) string {
 		return "missing"
 	}
 	return string(w.Status) + ", open items " + strconv.Itoa(w.OpenItems)
+}
+
+// StartOrchestratorWith starts an orchestrator with extra environment
+// (e.g. SETT_FAILPOINT=...).
+func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
+	p := s.StartOrchestratorDeferred(env...)
+	s.start(p)
+	return p
+}
+
+// StartOrchestratorDeferred builds an orchestrator process without
+// starting it.
+func (s *Stack) StartOrchestratorDeferred(env ...string) *Proc {
+	name := "orchestrator"
+	if n := s.count("orchestrator"); n > 0 {
+		name = fmt.Sprintf("orchestrator-%d", n+1)
+	}
+	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name}, stack: s}
+	p.env = append(s.baseEnv(), env...)
+	return p
+}
+
+// SetEnv replaces the extra environment used by the next Start.
+func (p *Proc) SetEnv(env ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.env = append(p.stack.baseEnv(), env...)
+}
+
+// WaitExit waits until the process exits on its own and returns its exit
+// code; it fails the test after timeout.
+func (p *Proc) WaitExit(timeout time.Duration) int {
+	p.stack.T.Helper()
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	select {
+	case <-exited:
+	case <-time.After(timeout):
+		p.stack.T.Fatalf("%s did not exit within %s", p.Name, timeout)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// Restart starts a process that exited (or was killed) again.
+func (p *Proc) Restart() {
+	p.stack.T.Helper()
+	if p.Running() {
+		p.stack.T.Fatalf("%s is still running", p.Name)
+	}
+	if err := p.Start(); err != nil {
+		p.stack.T.Fatal(err)
+	}
+}
+
+// WriteConfig replaces sett.yml (processes read it when they start).
+func (s *Stack) WriteConfig(yaml string) {
+	s.T.Helper()
+	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+// Artefacts returns every artefact of a workflow, oldest first.
+func (s *Stack) Artefacts(workflowID string) []*blackboard.Artefact {
+	s.T.Helper()
+	ctx := context.Background()
+	page, err := s.BB.ListArtefacts(ctx, blackboard.PageQuery{WorkflowID: workflowID, Limit: 10000})
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	arts, err := s.BB.GetArtefacts(ctx, page.IDs)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	for i, j := 0, len(arts)-1; i < j; i, j = i+1, j-1 {
+		arts[i], arts[j] = arts[j], arts[i]
+	}
+	return arts
+}
+
+// OfType filters artefacts by type.
+func OfType(arts []*blackboard.Artefact, typ string) []*blackboard.Artefact {
+	var out []*blackboard.Artefact
+	for _, a := range arts {
+		if a.Type == typ {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Claims returns every claim of a workflow, oldest first.
+func (s *Stack) Claims(workflowID string) []*blackboard.Claim {
+	s.T.Helper()
+	ctx := context.Background()
+	ids, err := s.BB.WorkflowClaims(ctx, workflowID)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	claims, err := s.BB.GetClaims(ctx, ids)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	return claims
+}
+
+// Events returns every event of the instance of the given types (all when
+// none given), oldest first.
+func (s *Stack) Events(types ...blackboard.EventType) []blackboard.Event {
+	s.T.Helper()
+	all, err := s.BB.RangeEvents(context.Background(), "-", "+", 0)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	if len(types) == 0 {
+		return all
+	}
+	var out []blackboard.Event
+	for _, e := range all {
+		for _, t := range types {
+			if e.Type == t {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// WaitEvent blocks on the event stream until an event of type t matching
+// match (nil: any) appears, and returns it.
+func (s *Stack) WaitEvent(t blackboard.EventType, match func(blackboard.Event) bool, timeout time.Duration) blackboard.Event {
+	s.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	after := "0"
+	for {
+		events, err := s.BB.ReadEvents(ctx, after, 1000, time.Second)
+		if err != nil {
+			s.T.Fatalf("waiting for event %s: %v", t, err)
+		}
+		for _, e := range events {
+			after = e.StreamID
+			if e.Type == t && (match == nil || match(e)) {
+				return e
+			}
+		}
+	}
 }

@@ -21,11 +21,11 @@ func FailureReport(r Result, cmd []string) string {
 	if kind == "" {
 		kind = "none"
 	}
-	headline := r.Detail
-	if headline == "" {
-		headline = "the tool exited with status 0"
+	if r.Detail != "" {
+		fmt.Fprintf(&b, "Tool execution failed: %s\n", r.Detail)
+	} else {
+		b.WriteString("The tool exited normally, but its output was refused.\n")
 	}
-	fmt.Fprintf(&b, "Tool execution failed: %s\n", headline)
 	fmt.Fprintf(&b, "command:     %s\n", shellJoin(cmd))
 	fmt.Fprintf(&b, "failure:     %s\n", kind)
 	if r.Detail != "" {

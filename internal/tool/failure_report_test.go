@@ -60,7 +60,7 @@ func TestFailureReport(t *testing.T) {
 			name:   "successful run whose output was refused",
 			result: Result{StdoutTail: []byte("hello"), StdoutBytes: 5},
 			cmd:    []string{"tool"},
-			want:   []string{"Tool execution failed: the tool exited with status 0\n", "failure:     none\n", "exit code:   0\n"},
+			want:   []string{"The tool exited normally, but its output was refused.\n", "failure:     none\n", "exit code:   0\n"},
 		},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,36 @@
+// Package local is the runtime that runs a Sett instance as processes on
+// the host (`sett up --runtime local`): a redis-server from PATH, the
+// sett-orchestrator and one sett-cub per agent, for machines without
+// Docker and for fast development and benchmarks.
+//
+// # Processes
+//
+// Up does not keep the processes itself: it starts a detached supervisor
+// (`sett supervise --plan FILE`, in its own session, so it outlives the
+// `sett up` that started it) and waits until every component is ready.
+// The supervisor starts the components in stages — Redis, then the cubs,
+// then the orchestrator, each stage once the previous one is ready, so
+// that the orchestrator's first look at agent liveness already sees every
+// agent — restarts a component that exits unexpectedly (exponential
+// backoff, see Backoff), and on SIGTERM stops the components in reverse
+// stage order (SIGTERM, then SIGKILL of the process group after
+// StopTimeout), Redis last.
+//
+// # State
+//
+// Everything an instance owns lives under its state directory
+// <workspace>/.sett/local/<name>/:
+//
+//	redis/              Redis data (append-only file); kept by Down, removed by purge
+//	redis.password      the generated Redis password (mode 0600); kept with the data
+//	redis.conf          the Redis configuration (mode 0600: it holds the password)
+//	plan.json           what the supervisor runs (mode 0600: the children's environment holds the password)
+//	status.json         written by the supervisor: the current pid, state and restarts of each component
+//	logs/<component>.log, logs/supervisor.log
+//
+// A later Up of the same name reuses the data and the password, so the
+// audit trail survives `sett down` / `sett up`.
+//
+// The package is Unix-only at run time; elsewhere Up returns
+// ErrUnsupported.
+package local
