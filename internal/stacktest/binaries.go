@@ -11,7 +11,8 @@ import (
 	"testing"
 )
 
-// Binaries are the built programs of the repository.
+// Binaries are the built programs of the repository. Sett is only built by
+// BuildCLI.
 type Binaries struct {
 	Dir          string
 	Sett         string
@@ -66,18 +67,46 @@ func build() (Binaries, error) {
 		b.Orchestrator: "./cmd/orchestrator", b.Cub: "./cmd/cub",
 		b.Writer: "./agents/writer", b.Reviewer: "./agents/reviewer",
 	}
-	if _, err := os.Stat(filepath.Join(root, "cmd", "sett", "main.go")); err == nil {
-		targets[b.Sett] = "./cmd/sett"
-	}
 	for out, pkg := range targets {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return Binaries{}, fmt.Errorf("stacktest: go build %s: %v\n%s", pkg, err, msg)
+		if err := goBuild(root, out, pkg); err != nil {
+			return Binaries{}, err
 		}
 	}
 	return b, nil
+}
+
+var (
+	cliOnce sync.Once
+	cliErr  error
+)
+
+// BuildCLI builds the sett command as well (into Binaries.Sett) for the
+// tests that run it; the daemons' tests do not need it.
+func BuildCLI(tb testing.TB) Binaries {
+	tb.Helper()
+	b := Build(tb)
+	cliOnce.Do(func() {
+		root, err := repoRoot()
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliErr = goBuild(root, b.Sett, "./cmd/sett")
+	})
+	if cliErr != nil {
+		tb.Fatal(cliErr)
+	}
+	return b
+}
+
+func goBuild(root, out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("stacktest: go build %s: %v\n%s", pkg, err, msg)
+	}
+	return nil
 }
 
 // repoRoot finds the module root from this source file's location.

@@ -52,8 +52,16 @@ func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Dur
 
 // Heartbeat renews the agent's liveness key and extends the given work
 // leases (claim id → token) in one pipelined round trip. It returns the
-// leases that were no longer held (lost or re-granted).
+// leases that were no longer held (lost or re-granted). Errors: ErrInvalid
+// for a ttl (or, with leases, a leaseTTL) under a millisecond.
 func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time.Duration, leases []Lease, leaseTTL time.Duration) ([]Lease, error) {
+	// extend_lease reads a zero TTL as a release: a zero leaseTTL would
+	// silently drop every lease it was asked to keep. A zero ttl would
+	// leave a heartbeat that never expires (and that AgentLiveness, which
+	// needs a TTL, reports as dead).
+	if ttl < time.Millisecond || (len(leases) > 0 && leaseTTL < time.Millisecond) {
+		return nil, fmt.Errorf("%w: heartbeat ttl %v and lease ttl %v must be at least 1ms", ErrInvalid, ttl, leaseTTL)
+	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	run := func() ([]*redis.Cmd, error) {
@@ -145,10 +153,14 @@ type Lease struct {
 
 // TakeLease takes the work lease for a grant before the cub runs it.
 // Errors: ErrStaleGrant (re-granted: drop it), ErrExists (already
-// delivered: a replay), ErrStaleStatus (the claim ended), ErrNotFound.
+// delivered: a replay), ErrStaleStatus (the claim ended), ErrNotFound,
+// ErrInvalid.
 func (c *Client) TakeLease(ctx context.Context, claimID, agent, token string, ttl time.Duration) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
+	}
+	if ttl < time.Millisecond {
+		return fmt.Errorf("%w: lease ttl %v must be at least 1ms", ErrInvalid, ttl)
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()

@@ -1,6 +1,7 @@
 package blackboard_test
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func grantedClaim(tb testing.TB, c *blackboard.Client) (*blackboard.Artefact, *b
 
 func TestTakeLease(t *testing.T) {
 	t.Parallel()
+	redistest.Shared(t) // each case makes its own client; skip the whole table in -short mode
 	cases := []struct {
 		name  string
 		token string
@@ -204,4 +206,46 @@ func TestRegisterAgent(t *testing.T) {
 	}
 	err = c.RegisterAgent(ctx, blackboard.Registration{Name: "Bad Name"}, time.Minute)
 	wantErr(t, err, blackboard.ErrInvalid)
+}
+
+// TestLeaseTTLsMustBePositive refuses TTLs that the scripts would read as
+// "release": a heartbeat must never drop the leases it was asked to keep.
+func TestLeaseTTLsMustBePositive(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	ctx := t.Context()
+	_, cl := grantedClaim(t, c)
+	if err := c.TakeLease(ctx, cl.ID, "coder", "1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	leases := []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"heartbeat lease ttl 0", func() error {
+			_, err := c.Heartbeat(ctx, "coder", "cub", time.Minute, leases, 0)
+			return err
+		}},
+		{"heartbeat lease ttl under 1ms", func() error {
+			_, err := c.Heartbeat(ctx, "coder", "cub", time.Minute, leases, 500*time.Microsecond)
+			return err
+		}},
+		{"heartbeat ttl 0", func() error {
+			_, err := c.Heartbeat(ctx, "coder", "cub", 0, nil, time.Minute)
+			return err
+		}},
+		{"take lease ttl 0", func() error { return c.TakeLease(ctx, cl.ID, "coder", "1", 0) }},
+	}
+	for _, tc := range cases {
+		before := snapshot(t, raw, c)
+		if err := tc.call(); !errors.Is(err, blackboard.ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", tc.name, err)
+		}
+		assertUnchanged(t, raw, c, before)
+	}
+	if n, _ := raw.Exists(ctx, c.Keys().Lease(cl.ID, "coder")).Result(); n != 1 {
+		t.Error("the lease is gone")
+	}
 }

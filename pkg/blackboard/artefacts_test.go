@@ -198,6 +198,7 @@ func TestCreateGoalPriorityRange(t *testing.T) {
 // was.
 func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 	t.Parallel()
+	redistest.Shared(t) // each case makes its own client; skip the whole table in -short mode
 	type setup struct {
 		a    *blackboard.Artefact
 		auth blackboard.WriteAuth

@@ -116,6 +116,7 @@ func TestCreateClaimDeliversBidRequests(t *testing.T) {
 
 func TestCreateClaimRefusalsWriteNothing(t *testing.T) {
 	t.Parallel()
+	redistest.Shared(t) // each case makes its own client; skip the whole table in -short mode
 	cases := []struct {
 		name    string
 		prepare func(t *testing.T, c *blackboard.Client) blackboard.NewClaim
@@ -687,6 +688,7 @@ func TestArmTimer(t *testing.T) {
 
 func TestSubmitBid(t *testing.T) {
 	t.Parallel()
+	redistest.Shared(t) // each case makes its own client; skip the whole table in -short mode
 	cases := []struct {
 		name  string
 		agent string

@@ -251,7 +251,8 @@ func (ec *EventConsumer) Pending(ctx context.Context, count int64) ([]Event, err
 }
 
 // Next acknowledges ack (ids of handled events) and reads up to count new
-// events, blocking up to block — both in one round trip.
+// events, blocking up to block — both in one round trip when events are
+// waiting; on an idle stream the blocking wait is a second command.
 func (ec *EventConsumer) Next(ctx context.Context, ack []string, count int64, block time.Duration) ([]Event, error) {
 	msgs, err := ec.c.readGroup(ctx, ec.c.keys.Events(), ec.group, ec.consumer, ">", count, block, ack)
 	return decodeEvents(msgs), err
@@ -270,22 +271,47 @@ func (ec *EventConsumer) Ack(ctx context.Context, ids ...string) error {
 	return nil
 }
 
-// readGroup pipelines an XACK of ack with an XREADGROUP.
+// readGroup acknowledges ack and reads the group, blocking up to block.
+//
+// go-redis bounds a whole pipeline by Options.ReadTimeout (3s by default)
+// and honours a blocking command's own timeout only when the command is
+// sent alone, so a blocking XREADGROUP inside a pipeline fails with an i/o
+// timeout once block exceeds ReadTimeout. The acks therefore ride in a
+// pipeline with a non-blocking read: one round trip whenever events are
+// waiting (the busy case). Only when that read finds nothing does the
+// blocking read follow, on its own.
 func (c *Client) readGroup(ctx context.Context, stream, group, consumer, from string, count int64, block time.Duration, ack []string) ([]redis.XMessage, error) {
-	bctx, cancel := c.blocking(ctx, block)
-	defer cancel()
 	args := &redis.XReadGroupArgs{Group: group, Consumer: consumer, Streams: []string{stream, from}, Count: count, Block: -1}
-	if block > 0 {
-		args.Block = block
-	}
-	var read *redis.XStreamSliceCmd
-	_, err := c.rdb.Pipelined(bctx, func(p redis.Pipeliner) error {
-		if len(ack) > 0 {
-			p.XAck(bctx, stream, group, ack...)
+	if len(ack) > 0 || block <= 0 {
+		msgs, err := c.readGroupOnce(ctx, stream, group, args, ack)
+		if err != nil || len(msgs) > 0 || block <= 0 {
+			return msgs, err
 		}
-		read = p.XReadGroup(bctx, args)
-		return nil
-	})
+	}
+	args.Block = block
+	return c.readGroupOnce(ctx, stream, group, args, nil)
+}
+
+// readGroupOnce sends one XREADGROUP, pipelined after an XACK of ack when
+// there is anything to acknowledge.
+func (c *Client) readGroupOnce(ctx context.Context, stream, group string, args *redis.XReadGroupArgs, ack []string) ([]redis.XMessage, error) {
+	bctx, cancel := c.blocking(ctx, max(args.Block, 0))
+	defer cancel()
+	var res []redis.XStream
+	var err error
+	if len(ack) == 0 {
+		res, err = c.rdb.XReadGroup(bctx, args).Result()
+	} else {
+		var read *redis.XStreamSliceCmd
+		_, err = c.rdb.Pipelined(bctx, func(p redis.Pipeliner) error {
+			p.XAck(bctx, stream, group, ack...)
+			read = p.XReadGroup(bctx, args)
+			return nil
+		})
+		if err == nil {
+			res = read.Val()
+		}
+	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -300,7 +326,6 @@ func (c *Client) readGroup(ctx context.Context, stream, group, consumer, from st
 	if err != nil {
 		return nil, fmt.Errorf("blackboard: read group %s on %s: %w", group, stream, err)
 	}
-	res := read.Val()
 	if len(res) == 0 {
 		return nil, nil
 	}

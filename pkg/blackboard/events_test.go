@@ -312,16 +312,17 @@ func TestInbox(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true,
-		Inbox: []blackboard.InboxMessage{bidRequest("coder", pendingClaim(g), g)}})
+	cl := pendingClaim(g, "coder")
+	msg := bidRequest("coder", cl, g)
+	createClaim(t, c, blackboard.NewClaim{Claim: cl, ByArtefact: true, Inbox: []blackboard.InboxMessage{msg}})
 
 	dead, err := c.Inbox(ctx, "coder", "cub-dead")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := dead.Next(ctx, 10, 0)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("Next = %v, %v", got, err)
+	if err != nil || len(got) != 1 || got[0].InboxMessage != msg {
+		t.Fatalf("Next = %+v, %v; want the bid request %+v", got, err, msg)
 	}
 	live, err := c.Inbox(ctx, "coder", "cub-live")
 	if err != nil {
@@ -352,7 +353,6 @@ func TestInbox(t *testing.T) {
 	}
 	_, err = c.Inbox(ctx, "Coder", "x")
 	wantErr(t, err, blackboard.ErrInvalid)
-	_ = cl
 }
 
 // TestSubscribe receives the pub/sub JSON published with an

@@ -22,8 +22,13 @@ type Leadership struct {
 
 // AcquireLeadership takes or renews the orchestrator leader lease for id
 // with ttl. Every acquisition increments the epoch, fencing out writes of
-// any earlier leader.
+// any earlier leader. Errors: ErrInvalid for a ttl under a millisecond.
 func (c *Client) AcquireLeadership(ctx context.Context, id string, ttl time.Duration) (Leadership, error) {
+	// The script reads a zero TTL as a resignation, which would come back
+	// as "leading with epoch 0" — and epoch 0 writes are never fenced.
+	if ttl < time.Millisecond {
+		return Leadership{}, fmt.Errorf("%w: leader lease ttl %v must be at least 1ms", ErrInvalid, ttl)
+	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, ttl.Milliseconds())

@@ -146,3 +146,22 @@ func TestPopTimers(t *testing.T) {
 		t.Error("a fenced pop removed a timer")
 	}
 }
+
+// TestLeadershipTTLMustBePositive refuses a zero TTL, which the script
+// would treat as a resignation and report as leading with epoch 0 — an
+// epoch that is never fenced.
+func TestLeadershipTTLMustBePositive(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	for _, ttl := range []time.Duration{0, -time.Second, 500 * time.Microsecond} {
+		l, err := c.AcquireLeadership(ctx, "orch-a", ttl)
+		wantErr(t, err, blackboard.ErrInvalid)
+		if l.Leading {
+			t.Errorf("ttl %v: reported leading: %+v", ttl, l)
+		}
+	}
+	if l := lead(t, c, "orch-a"); l.Epoch != 1 {
+		t.Errorf("first real acquisition got epoch %d, want 1", l.Epoch)
+	}
+}

@@ -3,6 +3,7 @@ package blackboard
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Artefact is an immutable record on the blackboard: a goal, a piece of
@@ -110,7 +111,13 @@ func NewGoal(text string, priority int, producer string, metadata map[string]str
 		summary = summary[:i]
 	}
 	if len(summary) > 200 {
-		summary = summary[:200] + "…"
+		// Cut at a rune boundary: half a rune would be invalid UTF-8 in
+		// listings and in JSON (where it turns into U+FFFD).
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(summary[cut]) {
+			cut--
+		}
+		summary = summary[:cut] + "…"
 	}
 	return &Artefact{
 		ID: id, LogicalID: id, Version: 1,
