@@ -19,6 +19,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	fs.SetOutput(logOut)
 	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
 	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "name of this orchestrator for the leader lease (default: host-pid-random)")
+	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
 	}
@@ -47,7 +48,9 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	}
 	defer bb.Close()
 
-	o := orchestrator.New(bb, orchestrator.SettingsFrom(cfg), orchestrator.NewMetrics(srv.Registry()), log, *id)
+	set := orchestrator.SettingsFrom(cfg)
+	set.LeaderTTL = *leaderTTL
+	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, *id)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {
 		if !o.Started() {

@@ -56,13 +56,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // Submit queues task on the worker for key. It returns false when ctx ended
 // first.
 func (d *Dispatcher) Submit(ctx context.Context, key string, task func(context.Context)) bool {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	q := d.queues[int(h.Sum32()%uint32(len(d.queues)))]
 	select {
-	case q <- task:
+	case d.queues[d.queueFor(key)] <- task:
 		return true
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// queueFor picks the worker of a key.
+func (d *Dispatcher) queueFor(key string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % uint32(len(d.queues)))
 }

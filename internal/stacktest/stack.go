@@ -383,7 +383,7 @@ func (s *Stack) StartOrchestratorDeferred(env ...string) *Proc {
 	if n := s.count("orchestrator"); n > 0 {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
-	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name}, stack: s}
+	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, stack: s}
 	p.env = append(s.baseEnv(), env...)
 	return p
 }

@@ -1,0 +1,9 @@
+package orchestrator
+
+import (
+	"testing"
+
+	"github.com/settdev/sett/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
