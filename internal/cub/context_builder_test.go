@@ -64,7 +64,7 @@ func TestContextChainLatestVersionsDedupedAndOrdered(t *testing.T) {
 	w := newWriter(t)
 	spec := w.add("Spec")
 	specV2 := w.next(spec, spec.ID)
-	plan := w.add("Plan", spec.ID)      // cites the old version of Spec
+	plan := w.add("Plan", spec.ID)     // cites the old version of Spec
 	design := w.add("Design", spec.ID) // so does this one
 	target := w.add("Code", plan.ID, design.ID)
 	chain, err := NewContextBuilder(w.bb, 10).Build(context.Background(), target, &blackboard.Claim{})
