@@ -387,7 +387,15 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	if to == blackboard.ClaimTerminated {
 		ev = a.log.Warn()
 	}
-	ev.Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("status", string(to)).Str("reason", reason).Msg("claim finished")
+	ev = ev.Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("status", string(to)).Str("reason", reason)
+	for _, e := range events {
+		// The specific event (artefact_reworked, claim_terminated_*) names
+		// the line so that log searches find the same words as the stream.
+		if e.Type != blackboard.EventClaimCompleted && e.Type != blackboard.EventReviewRejected {
+			ev = ev.Str("event", string(e.Type))
+		}
+	}
+	ev.Msg("claim finished")
 	return nil
 }
 

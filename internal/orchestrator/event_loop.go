@@ -189,7 +189,9 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 }
 
 // endClaimsOf advances every claim of a workflow that failed or was
-// cancelled, so that active ones are terminated promptly.
+// cancelled, so that active ones are terminated promptly. It runs inline
+// on its worker: submitting to other workers from a worker could deadlock
+// on a full queue.
 func (l *EventLoop) endClaimsOf(ctx context.Context, workflowID string) error {
 	ids, err := l.bb.WorkflowClaims(ctx, workflowID)
 	if err != nil {
@@ -199,16 +201,14 @@ func (l *EventLoop) endClaimsOf(ctx context.Context, workflowID string) error {
 	if err != nil {
 		return err
 	}
+	var firstErr error
 	for _, cl := range claims {
 		if cl == nil || cl.Status.Final() {
 			continue
 		}
-		id := cl.ID
-		l.disp.Submit(ctx, id, func(ctx context.Context) {
-			if err := l.advancer.Advance(ctx, id, workflowID, false); err != nil && ctx.Err() == nil {
-				l.log.Warn().Err(err).Str("claim_id", id).Msg("ending claim of a finished workflow failed; the reconciler will retry")
-			}
-		})
+		if err := l.advancer.Advance(ctx, cl.ID, workflowID, false); err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
-	return nil
+	return firstErr
 }
