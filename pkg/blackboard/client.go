@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -73,9 +74,20 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 	return c, nil
 }
 
+// quietRedis silences go-redis's own stderr logging (dial retries, pool
+// notices): every failure it would print also reaches the caller as an
+// error, and the daemons log those through zerolog.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
+
 // Dial connects to the Redis at url (redis:// or rediss://) and returns a
-// Client that owns the connection; Close releases it.
+// Client that owns the connection; Close releases it. Dial silences
+// go-redis's process-wide logger (see quietRedis).
 func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
+	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	ro, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("%w: redis url: %v", ErrInvalid, err)
