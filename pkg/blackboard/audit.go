@@ -273,3 +273,46 @@ func (c *Client) ScanArtefacts(ctx context.Context, q ScanQuery) (ArtefactScan, 
 	res.Next = pq.Cursor
 	return res, nil
 }
+
+// ShortIDs returns, for each artefact id, its shortest prefix of at least
+// minLen characters that no other artefact id shares — what listings show
+// so that every short id they print resolves with ResolveID. It reads the
+// lexicographic neighbours of each id in the id index (ZRANGEBYLEX, two
+// per id) in one pipelined round trip. An id missing from the index gets
+// its minLen prefix.
+func (c *Client) ShortIDs(ctx context.Context, ids []string, minLen int) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	key := c.keys.ArtefactIDIndex()
+	pipe := c.rdb.Pipeline()
+	prev := make([]*redis.StringSliceCmd, len(ids))
+	next := make([]*redis.StringSliceCmd, len(ids))
+	for i, id := range ids {
+		prev[i] = pipe.ZRevRangeByLex(ctx, key, &redis.ZRangeBy{Max: "(" + id, Min: "-", Count: 1})
+		next[i] = pipe.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "(" + id, Max: "+", Count: 1})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("blackboard: read id neighbours: %w", err)
+	}
+	for i, id := range ids {
+		n := minLen
+		for _, nb := range append(prev[i].Val(), next[i].Val()...) {
+			n = max(n, commonPrefix(id, nb)+1)
+		}
+		out[id] = id[:min(n, len(id))]
+	}
+	return out, nil
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// forageOptions are the flags of `sett forage`.
+type forageOptions struct {
+	goal       string
+	goalFile   string
+	priority   int
+	wait       bool
+	watch      bool
+	timeout    time.Duration
+	format     string
+	allowDirty bool
+}
+
+func newForageCmd(app *App) *cobra.Command {
+	var o forageOptions
+	cmd := &cobra.Command{
+		Use:   "forage",
+		Short: "Post a goal and start a workflow",
+		Long: `Post a goal: a GoalDefined artefact by "user" that starts a new workflow. The goal
+id is also the workflow id.
+
+--goal-file reads Markdown: an optional YAML frontmatter between two "---"
+lines (priority, deadline, from, subject, or any other key: value) becomes the
+goal's metadata, and the body is the goal text.
+
+--wait follows the workflow to its end, showing a progress line, and prints
+the outcome and the final artefacts (those no other artefact builds on).
+--watch streams the workflow's events instead (as 'sett watch' does). Both
+exit with the outcome: 0 completed, 1 failed, 2 cancelled or --timeout.
+
+In a Git workspace, forage refuses a tree with uncommitted changes (agents
+work on commits); --allow-dirty posts anyway.`,
+		Example: `  sett forage --goal "Add a /health endpoint" --wait
+  sett forage --goal-file tasks/health.md --priority 5 --watch
+  sett forage --goal "Write release notes" -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runForage(cmd, app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.goal, "goal", "", "the goal, as text")
+	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from a Markdown file with optional YAML frontmatter")
+	f.IntVar(&o.priority, "priority", 0, "workflow priority (higher runs first; overrides the file's priority)")
+	f.BoolVar(&o.wait, "wait", false, "wait for the workflow to end and print its outcome (exit 0 completed, 1 failed, 2 cancelled/timeout)")
+	f.BoolVar(&o.watch, "watch", false, "stream the workflow's events until it ends")
+	f.DurationVar(&o.timeout, "timeout", 0, "with --wait/--watch: stop waiting after this long (exit 2); 0 waits for ever")
+	f.StringVarP(&o.format, "output", "o", "text", "output format: text or json")
+	f.BoolVar(&o.allowDirty, "allow-dirty", false, "post even if the Git workspace has uncommitted changes")
+	return cmd
+}
+
+// readGoal returns the goal the flags give, checked: exactly one source,
+// a valid frontmatter, a priority that fits, some text.
+func readGoal(cmd *cobra.Command, app *App, o forageOptions) (goalDoc, error) {
+	var doc goalDoc
+	switch {
+	case o.goal != "" && o.goalFile != "":
+		return doc, usageError("give the goal with --goal or with --goal-file, not both")
+	case o.goal != "":
+		doc.Text = strings.TrimSpace(o.goal)
+	case o.goalFile != "":
+		p := o.goalFile
+		if !filepath.IsAbs(p) && app.Dir != "" {
+			p = filepath.Join(app.Dir, p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return doc, usageError("cannot read the goal file: %v", err)
+		}
+		if doc, err = parseGoalFile(o.goalFile, data); err != nil {
+			return doc, usageError("%v: nothing was posted; fix the file and try again", err)
+		}
+	default:
+		return doc, usageError("no goal: give it with --goal TEXT or --goal-file PATH")
+	}
+	if cmd.Flags().Changed("priority") {
+		if o.priority < math.MinInt32 || o.priority > math.MaxInt32 {
+			return doc, usageError("--priority %d is out of range (it must fit in 32 bits)", o.priority)
+		}
+		doc.Priority, doc.HasPriority = o.priority, true
+	}
+	if doc.Text == "" {
+		return doc, usageError("the goal is empty: say what the agents should achieve")
+	}
+	return doc, nil
+}
+
+func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
+	if err := checkFormat(o.format, "text", "json"); err != nil {
+		return err
+	}
+	if o.timeout != 0 && !o.wait && !o.watch {
+		return usageError("--timeout bounds a wait: use it with --wait or --watch")
+	}
+	if o.timeout < 0 {
+		return usageError("--timeout %s is negative: give how long to wait, e.g. 10m", o.timeout)
+	}
+	doc, err := readGoal(cmd, app, o)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if !o.allowDirty {
+		ws := app.Workspace()
+		if changes, checked := gitChanges(ctx, ws); checked && len(changes) > 0 {
+			return dirtyWorkspaceError(ws, changes)
+		}
+	}
+	bb, _, err := app.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+
+	following := o.wait || o.watch
+	after := ""
+	if following {
+		// Read from the stream's end as it is before the goal exists: every
+		// event of the new workflow comes after this id.
+		if after, err = bb.LastEventID(ctx); err != nil {
+			return err
+		}
+		if li, err := bb.Leader(ctx); err == nil && li.Holder == "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "sett: no orchestrator leads instance %s yet: the goal waits until one runs (`sett up`, `sett status`)\n", bb.Instance())
+		}
+	}
+
+	g := blackboard.NewGoal(doc.Text, doc.Priority, "user", doc.Metadata)
+	if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
+		g.Summary = ellipsis(oneLine(s), 200)
+	}
+	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+		if errors.Is(err, blackboard.ErrInvalid) {
+			return usageError("the goal was refused: %v", err)
+		}
+		return fmt.Errorf("post the goal: %w", err)
+	}
+
+	out := cmd.OutOrStdout()
+	res := forageResult{GoalID: g.ID, WorkflowID: g.WorkflowID, Priority: doc.Priority}
+	if o.format == "text" {
+		fmt.Fprintf(out, "goal      %s\nworkflow  %s\n", g.ID, g.WorkflowID)
+		if !following {
+			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", shortID(g.ID), shortID(g.ID))
+		}
+	} else if !following {
+		return writeJSON(out, res)
+	}
+	if !following {
+		return nil
+	}
+	return waitForWorkflow(ctx, cmd, app, bb, after, o, res)
+}
+
+// forageResult is the JSON output of forage.
+type forageResult struct {
+	GoalID         string          `json:"goal_id"`
+	WorkflowID     string          `json:"workflow_id"`
+	Priority       int             `json:"priority"`
+	Status         string          `json:"status,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	TimedOut       bool            `json:"timed_out,omitempty"`
+	FinalArtefacts []finalArtefact `json:"final_artefacts,omitempty"`
+}
+
+// finalArtefact is one leaf of a finished workflow.
+type finalArtefact struct {
+	ID             string `json:"id"`
+	ShortID        string `json:"short_id"`
+	Type           string `json:"type"`
+	StructuralType string `json:"structural_type"`
+	Summary        string `json:"summary"`
+}
+
+// waitForWorkflow follows the workflow's events from the stream id after
+// until its workflow_completed event, blocking on the stream (never polling
+// hashes), and reports the outcome with the exit code of `forage --wait`.
+func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blackboard.Client, after string, o forageOptions, res forageResult) error {
+	out := cmd.OutOrStdout()
+	style := styleFor(app)
+	wf := res.WorkflowID
+	progress := newWorkflowProgress(wf)
+	var events eventRenderer
+	var line *progressLine
+	switch {
+	case o.watch:
+		format := "text"
+		if o.format == "json" {
+			format = "jsonl"
+		}
+		events = newEventRenderer(out, format, style, false)
+	case o.format == "text":
+		line = &progressLine{w: out, tty: app.IsTTY, style: style, start: style.Now()}
+		line.update(progress)
+	}
+
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if o.timeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, o.timeout)
+	}
+	defer cancel()
+	started := style.Now()
+	f := newEventFollower(bb, cmd.ErrOrStderr(), after)
+	err := f.follow(wctx, func(ev blackboard.Event) (bool, error) {
+		if ev.WorkflowID != wf {
+			return false, nil
+		}
+		progress.apply(ev)
+		if events != nil {
+			if err := events.render(ev); err != nil {
+				return true, err
+			}
+		}
+		if line != nil {
+			line.update(progress)
+		}
+		return progress.ended, nil
+	})
+	if line != nil {
+		line.clear()
+	}
+	if err != nil {
+		if wctx.Err() == nil {
+			return err
+		}
+		// Interrupted, or --timeout: the workflow goes on without us.
+		res.Status, res.TimedOut = string(blackboard.WorkflowRunning), true
+		why := "interrupted"
+		if ctx.Err() == nil {
+			why = "still running after " + o.timeout.String()
+		}
+		if o.format == "json" {
+			_ = writeJSON(out, res)
+		} else {
+			fmt.Fprintf(out, "Workflow %s is %s: stopped waiting. It goes on; follow it with `sett watch --workflow %s`.\n", shortID(wf), why, shortID(wf))
+		}
+		return &ExitError{Code: ExitPending, Err: fmt.Errorf("stopped waiting for workflow %s (%s)", shortID(wf), why)}
+	}
+
+	res.Status, res.Reason = string(progress.status), progress.reason
+	arts, err := loadWorkflowArtefacts(ctx, bb, wf)
+	if err != nil {
+		return err
+	}
+	for _, a := range leafArtefacts(arts) {
+		res.FinalArtefacts = append(res.FinalArtefacts, finalArtefact{
+			ID: a.ID, ShortID: shortID(a.ID), Type: a.Type, StructuralType: string(a.StructuralType), Summary: a.Summary,
+		})
+	}
+	if o.format == "json" {
+		if err := writeJSON(out, res); err != nil {
+			return err
+		}
+	} else {
+		printOutcome(out, style, res, style.Now().Sub(started))
+	}
+	reason := res.Reason
+	if reason == "" {
+		reason = "no reason recorded"
+	}
+	switch progress.status {
+	case blackboard.WorkflowCompleted:
+		return nil
+	case blackboard.WorkflowFailed:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("workflow %s failed: %s", shortID(wf), reason)}
+	}
+	return &ExitError{Code: ExitPending, Err: fmt.Errorf("workflow %s ended %s: %s", shortID(wf), progress.status, reason)}
+}
+
+// printOutcome prints how the workflow ended and its final artefacts.
+func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Duration) {
+	c := colourYellow
+	switch blackboard.WorkflowStatus(res.Status) {
+	case blackboard.WorkflowCompleted:
+		c = colourGreen
+	case blackboard.WorkflowFailed:
+		c = colourRed
+	}
+	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", shortID(res.WorkflowID), style.paint(c, res.Status), res.Reason, humanDuration(took))
+	if len(res.FinalArtefacts) == 0 {
+		fmt.Fprintln(w, "No final artefacts.")
+		return
+	}
+	fmt.Fprintln(w, "Final artefacts:")
+	t := newTable(w, style, "  TYPE", "ID", "STRUCT", "SUMMARY")
+	for _, a := range res.FinalArtefacts {
+		sc := colourNone
+		if a.StructuralType == string(blackboard.StructuralFailure) {
+			sc = colourRed
+		}
+		t.row(cell{text: "  " + a.Type}, cell{text: a.ShortID}, cell{text: a.StructuralType, colour: sc}, cell{text: ellipsis(a.Summary, 80)})
+	}
+	_ = t.flush()
+}
+
+// leafArtefacts returns the artefacts that no other artefact of the same
+// set cites as a source — a workflow's final results — oldest first.
+func leafArtefacts(arts []*blackboard.Artefact) []*blackboard.Artefact {
+	cited := map[string]bool{}
+	for _, a := range arts {
+		for _, s := range a.SourceArtefacts {
+			cited[s] = true
+		}
+	}
+	var out []*blackboard.Artefact
+	for _, a := range arts {
+		if !cited[a.ID] {
+			out = append(out, a)
+		}
+	}
+	sortOldestFirst(out)
+	return out
+}
+
+// sortOldestFirst orders artefacts by creation time, then id.
+func sortOldestFirst(arts []*blackboard.Artefact) {
+	sort.SliceStable(arts, func(i, j int) bool {
+		if arts[i].CreatedAtMs != arts[j].CreatedAtMs {
+			return arts[i].CreatedAtMs < arts[j].CreatedAtMs
+		}
+		return arts[i].ID < arts[j].ID
+	})
+}
+
+// writeJSON prints v as one line of JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
