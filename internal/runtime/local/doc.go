@@ -31,6 +31,14 @@
 // A later Up of the same name reuses the data and the password, so the
 // audit trail survives `sett down` / `sett up`.
 //
+// # Differences from the Docker runtime
+//
+// Everything runs as the user who ran `sett up`, on loopback ports chosen
+// at each Up. Tools run directly in the workspace: an agent's
+// workspace.mode of ro cannot be enforced without a container, and
+// resources limits are not applied. With services.redis.url set no Redis
+// is started, and Down never deletes anything from that Redis.
+//
 // The package is Unix-only at run time; elsewhere Up returns
 // ErrUnsupported.
 package local

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
+)
+
+func TestDownStopsThroughTheRecordsRuntimeAndForgetsIt(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		purge    bool
+		stateDir string
+		want     string
+	}{
+		{"keeps data by default", []string{"down"}, false, "/ws/.sett/local/demo", "Kept its Redis data, password and logs in /ws/.sett/local/demo"},
+		{"purge deletes it", []string{"down", "--purge"}, true, "/ws/.sett/local/demo", "Deleted its data"},
+		{"a runtime without a state directory", []string{"down"}, false, "", "Kept its Redis data: `sett up --name demo`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := lifecycleWorkspace(t, lifecycleConfig)
+			rec := recordFor("local")(runtime.UpSpec{Name: "demo", Workspace: ws})
+			rec.StateDir = tt.stateDir
+			if err := instance.Save(rec); err != nil {
+				t.Fatal(err)
+			}
+			rt := &stubRuntime{name: "local"}
+			out, _, err := runLifecycle(t, ws, map[string]runtime.Runtime{"local": rt}, nil, tt.args...)
+			if err != nil {
+				t.Fatalf("sett down: %v", err)
+			}
+			if len(rt.downs) != 1 || rt.downs[0] != tt.purge {
+				t.Errorf("Down calls %v, want one with purge=%v", rt.downs, tt.purge)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			if _, err := instance.Load(ws, "demo"); !errors.Is(err, instance.ErrNoInstance) {
+				t.Errorf("record after down: %v", err)
+			}
+		})
+	}
+}
+
+func TestDownWithoutAnInstanceSaysSo(t *testing.T) {
+	ws := lifecycleWorkspace(t, lifecycleConfig)
+	rt := &stubRuntime{name: "local"}
+	_, _, err := runLifecycle(t, ws, map[string]runtime.Runtime{"local": rt}, nil, "down", "--purge")
+	if !errors.Is(err, instance.ErrNoInstance) {
+		t.Errorf("err = %v, want ErrNoInstance", err)
+	}
+}
+
+func TestDownOfARuntimeThisBuildLacks(t *testing.T) {
+	ws := lifecycleWorkspace(t, lifecycleConfig)
+	if err := instance.Save(recordFor("docker")(runtime.UpSpec{Name: "demo", Workspace: ws})); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runLifecycle(t, ws, map[string]runtime.Runtime{"local": &stubRuntime{name: "local"}}, nil, "down")
+	if err == nil || !strings.Contains(err.Error(), `started with the "docker" runtime`) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := instance.Load(ws, "demo"); err != nil {
+		t.Errorf("the record went away although nothing was stopped: %v", err)
+	}
+}

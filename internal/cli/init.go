@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/settdev/sett/internal/scaffold"
+)
+
+func newInitCommand(app *App) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init [--force]",
+		Short: "Create sett.yml and an example agent in the current directory",
+		Long: `Create, in the current directory, a sett.yml with two example agents (a writer
+and a reviewer) that 'sett up' runs as it is, and agents/hello/: a tiny tool
+and a guide to writing your own agent. Adds .sett/ to .gitignore.
+
+Existing files are never overwritten unless --force is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			written, err := scaffold.Write(app.Dir, force)
+			if err != nil {
+				return err
+			}
+			ignored, err := scaffold.EnsureGitignore(app.Dir)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Created %s", strings.Join(written, ", "))
+			if ignored {
+				fmt.Fprintf(out, "; added %s to .gitignore", scaffold.GitignoreEntry)
+			}
+			fmt.Fprint(out, `.
+
+Next:
+  sett up --runtime local    run it as processes here (needs redis-server, and
+                             sett-writer and sett-reviewer next to sett: make build)
+  sett up                    or run it in containers (needs Docker: make images)
+  sett forage --goal "Add a /health endpoint" --wait
+
+Write your own agent: see agents/hello/README.md.
+`)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	return cmd
+}

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/settdev/sett/internal/instance"
+)
+
+func newLogsCommand(app *App) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs AGENT|orchestrator|redis [-f]",
+		Short: "Print the logs of a component of an instance",
+		Long: `Print the logs of one component of the instance of this workspace (or
+--name): an agent's cub, the orchestrator or Redis. With -f, keep printing
+new lines until interrupted.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("name one component: an agent, orchestrator or redis (got %d arguments)", len(args))
+			}
+			rec, err := instance.Find(app.Workspace(), app.InstanceName())
+			if err != nil {
+				return err
+			}
+			rt, err := app.runtimeOfRecord(rec.Name, rec.Runtime)
+			if err != nil {
+				return err
+			}
+			return rt.Logs(cmd.Context(), rec, args[0], follow, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until interrupted")
+	return cmd
+}

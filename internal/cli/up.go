@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// DefaultRuntime is the runtime `sett up` uses without --runtime.
+const DefaultRuntime = instance.RuntimeDocker
+
+func newUpCommand(app *App) *cobra.Command {
+	var (
+		runtimeName string
+		configPath  string
+		force       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "up [--name NAME] [--runtime docker|local] [--config PATH] [--force]",
+		Short: "Start Redis, the orchestrator and the agents; wait until all are ready",
+		Long: `Start an instance: Redis, the orchestrator and one cub per agent of sett.yml,
+then wait until every component is ready. If anything fails, everything that
+was started is stopped again and the error names the component and quotes its
+log.
+
+The instance name is --name, else SETT_INSTANCE, else instance in sett.yml,
+else derived from the workspace directory's name. The configuration is
+--config, else SETT_CONFIG, else sett.yml in the workspace.
+
+Runtimes: docker (containers; the default) and local (processes on this
+machine, with redis-server from PATH).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUp(cmd, app, runtimeName, configPath, force)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&runtimeName, "runtime", DefaultRuntime, "where to run the instance: docker or local")
+	f.StringVar(&configPath, "config", "", "path to sett.yml (default: sett.yml in the workspace; env SETT_CONFIG)")
+	f.BoolVar(&force, "force", false, "start even when another instance already runs on this workspace")
+	return cmd
+}
+
+func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force bool) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ws := app.Workspace()
+	cfgPath := resolveConfigPath(configFlag, app.env("SETT_CONFIG"), app.Dir, ws)
+	cfg, warnings, err := config.Load(cfgPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no configuration at %s: run `sett init` to create one, or pass --config", cfgPath)
+	}
+	if err != nil {
+		return err
+	}
+	fileInstance := cfg.Instance
+	if err := cfg.ApplyEnv(app.LookupEnv); err != nil {
+		return err
+	}
+	name, err := resolveInstanceName(app.name, app.env("SETT_INSTANCE"), fileInstance, ws)
+	if err != nil {
+		return err
+	}
+	cfg.Instance = name
+	for _, w := range warnings {
+		fmt.Fprintln(errOut, "warning:", w)
+	}
+	rt, err := app.runtimeFor(runtimeName)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(out, "Starting instance %s (%s runtime, %d agents) from %s\n", name, rt.Name(), len(cfg.Agents), cfgPath)
+	view := newProgressView(out, app.IsTTY, styleFor(app))
+	rec, err := rt.Up(cmd.Context(), runtime.UpSpec{
+		Name: name, Workspace: ws, ConfigPath: cfgPath, Config: cfg, Force: force, ProgressFunc: view.Update,
+	})
+	if err != nil {
+		return err
+	}
+	if err := instance.Save(rec); err != nil {
+		// Without its record no later command could find or stop the
+		// instance: take it down again rather than leave it running.
+		derr := rt.Down(context.WithoutCancel(cmd.Context()), rec, false)
+		return errors.Join(fmt.Errorf("instance %s started, but its record could not be saved, so it was stopped again: %w", name, err), derr)
+	}
+	printUpSummary(cmd, rec, cfg)
+	return nil
+}
+
+// resolveConfigPath returns the sett.yml `sett up` reads: the flag, else
+// SETT_CONFIG, else sett.yml in the workspace. Relative paths are taken
+// from dir, the directory the command runs in.
+func resolveConfigPath(flag, env, dir, workspace string) string {
+	p := flag
+	if p == "" {
+		p = env
+	}
+	if p == "" {
+		return filepath.Join(workspace, config.DefaultFilename)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// resolveInstanceName returns the instance name `sett up` uses: the
+// --name flag, else SETT_INSTANCE, else instance in sett.yml, else a name
+// derived from the workspace directory (instance.DeriveName). The chosen
+// name must be a valid instance name; the error says where it came from.
+func resolveInstanceName(flag, env, file, workspace string) (string, error) {
+	for _, c := range []struct{ value, source string }{
+		{flag, "--name"},
+		{env, "SETT_INSTANCE"},
+		{file, "instance in sett.yml"},
+	} {
+		if c.value == "" {
+			continue
+		}
+		if err := blackboard.ValidateInstance(c.value); err != nil {
+			return "", usageError("%s: %v", c.source, err)
+		}
+		return c.value, nil
+	}
+	return instance.DeriveName(workspace), nil
+}
+
+// printUpSummary says what runs and what to do next.
+func printUpSummary(cmd *cobra.Command, rec *instance.Record, cfg *config.Config) {
+	out := cmd.OutOrStdout()
+	flag := ""
+	if recs, err := instance.InWorkspace(rec.Workspace); err == nil && len(recs) > 1 {
+		flag = " --name " + rec.Name
+	}
+	fmt.Fprintf(out, "\nInstance %s is up (%s runtime): %s.\n", rec.Name, rec.Runtime, componentSummary(rec, cfg))
+	if u, err := url.Parse(rec.RedisURL); err == nil {
+		fmt.Fprintf(out, "  redis       %s (the password is in the instance record, .sett/instances/%s.json)\n", u.Host, rec.Name)
+	}
+	if rec.StateDir != "" {
+		fmt.Fprintf(out, "  state       %s\n", rec.StateDir)
+	}
+	fmt.Fprintf(out, "  logs        sett logs%s orchestrator   (or an agent name, or redis)\n", flag)
+	fmt.Fprintf(out, "\nPost a goal and wait for its outcome:\n  sett forage%s --goal \"Describe what you want done\" --wait\n", flag)
+	fmt.Fprintf(out, "Follow the work with `sett watch%s`; stop with `sett down%s` (the data is kept).\n", flag, flag)
+}
+
+// componentSummary is "redis, orchestrator and 2 agents (reviewer,
+// writer)".
+func componentSummary(rec *instance.Record, cfg *config.Config) string {
+	var parts []string
+	if _, ok := rec.Components["redis"]; ok {
+		parts = append(parts, "redis")
+	}
+	parts = append(parts, "orchestrator")
+	agents := cfg.AgentNames()
+	sort.Strings(agents)
+	noun := "agents"
+	if len(agents) == 1 {
+		noun = "agent"
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(" and %d %s (%s)", len(agents), noun, strings.Join(agents, ", "))
+}

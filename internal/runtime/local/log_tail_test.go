@@ -1,0 +1,100 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestTailLinesReturnsTheLastLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	var b strings.Builder
+	for i := 1; i <= 50; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := tailLines(path, 3)
+	if got != "line 48\nline 49\nline 50" {
+		t.Errorf("tail = %q", got)
+	}
+	if got := tailLines(filepath.Join(t.TempDir(), "missing.log"), 3); !strings.HasPrefix(got, "(no log:") {
+		t.Errorf("missing file: %q", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestCopyLogFollowsAppendedLinesUntilCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	if err := os.WriteFile(path, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- copyLog(ctx, path, &out, true) }()
+
+	eventually(t, 10*time.Second, "the existing line", func() bool { return out.String() == "first\n" })
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "second")
+	f.Close()
+	eventually(t, 10*time.Second, "the appended line", func() bool { return out.String() == "first\nsecond\n" })
+
+	// A truncated file is followed from its new start.
+	if err := os.WriteFile(path, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the line after truncation", func() bool { return strings.HasSuffix(out.String(), "second\nnew\n") })
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("copyLog after cancel = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("copyLog kept following after its context ended")
+	}
+}
+
+func TestCopyLogWithoutFollowReturnsAtTheEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	if err := os.WriteFile(path, []byte("a\nb\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := copyLog(context.Background(), path, &out, false); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "a\nb\n" {
+		t.Errorf("copied %q", out.String())
+	}
+}
