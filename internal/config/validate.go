@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ func (c *Config) Validate() error {
 		p := "agents." + name
 		if !agentNamePattern.MatchString(name) {
 			v.addf(p, "%q is not a valid agent name (use lowercase letters, digits, '_' and '-', at most 63 characters, starting with a letter or digit)", name)
+		}
+		if slices.Contains(ReservedAgentNames(), name) {
+			v.addf(p, "%q is reserved for a component of the instance (reserved: %s); rename the agent", name, strings.Join(ReservedAgentNames(), ", "))
 		}
 		a := c.Agents[name]
 		a.validate(v, p)
@@ -282,3 +286,7 @@ func checkRedisURL(raw string) string {
 	}
 	return ""
 }
+
+// ReservedAgentNames are names the runtimes and `sett logs` use for the
+// instance's own components, so no agent may take them.
+func ReservedAgentNames() []string { return []string{"orchestrator", "redis", "supervisor"} }

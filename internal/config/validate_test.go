@@ -223,3 +223,13 @@ func TestWarnings(t *testing.T) {
 		})
 	}
 }
+
+func TestReservedAgentNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range ReservedAgentNames() {
+		_, _, err := Parse([]byte("version: \"1.0\"\nagents:\n  "+name+":\n    command: [\"x\"]\n"), "sett.yml")
+		if err == nil || !strings.Contains(err.Error(), "reserved") || !strings.Contains(err.Error(), "sett.yml:3") {
+			t.Errorf("agent named %q: %v, want a reserved-name error on line 3", name, err)
+		}
+	}
+}
