@@ -313,18 +313,24 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 	_ = t.flush()
 }
 
-// leafArtefacts returns the artefacts that no other artefact of the same
-// set cites as a source — a workflow's final results — oldest first.
+// leafArtefacts returns a workflow's final results: the artefacts that no
+// other artefact of the set builds on, oldest first. Reviews are left out
+// on both sides — they judge work rather than build on it — so an approved
+// plan is a result and its approving review is not; a superseded version is
+// cited by its rework and drops out.
 func leafArtefacts(arts []*blackboard.Artefact) []*blackboard.Artefact {
 	cited := map[string]bool{}
 	for _, a := range arts {
+		if a.StructuralType == blackboard.StructuralReview {
+			continue
+		}
 		for _, s := range a.SourceArtefacts {
 			cited[s] = true
 		}
 	}
 	var out []*blackboard.Artefact
 	for _, a := range arts {
-		if !cited[a.ID] {
+		if !cited[a.ID] && a.StructuralType != blackboard.StructuralReview {
 			out = append(out, a)
 		}
 	}
