@@ -1,0 +1,66 @@
+// Command sett-bench runs the performance harness (`make bench`): it
+// prints one table of every SPEC §16 figure against its target and writes
+// the report to <results>/<UTC time>-<commit>.json with the samples as Go
+// benchmark lines in <results>/<UTC time>-<commit>.txt (for benchstat).
+//
+// Exit codes: 0 when every figure was measured (missed targets included),
+// 1 when the harness failed, 2 for bad flags.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/settdev/sett/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("sett-bench", flag.ContinueOnError)
+	results := fs.String("results", "bench/results", "directory for the JSON report and the benchmark lines")
+	smoke := fs.Bool("smoke", false, "tiny sample counts (seconds; the figures mean nothing, so nothing is written unless -results is given)")
+	breakdowns := fs.Bool("breakdowns", false, "also print the breakdowns (hop stages, round trips by request)")
+	keep := fs.Bool("keep", false, "keep the work directory (binaries, configs, daemon logs)")
+	repo := fs.String("repo", "", "repository root (default: found from the working directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	opts := bench.DefaultOptions()
+	if *smoke {
+		opts = bench.SmokeOptions()
+	}
+	opts.Progress, opts.KeepWorkDir, opts.RepoRoot = os.Stderr, *keep, *repo
+	rep, err := bench.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-bench:", err)
+		return 1
+	}
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sett-bench:", err)
+		return 1
+	}
+	if *breakdowns {
+		_ = rep.WriteBreakdowns(os.Stdout)
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "results" })
+	if *smoke && !explicit {
+		return 0
+	}
+	jsonPath, benchPath, err := rep.WriteFiles(*results)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "sett-bench: wrote %s and %s\n", jsonPath, benchPath)
+	return 0
+}

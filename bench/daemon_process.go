@@ -1,0 +1,217 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// daemonProcess is one started sett-orchestrator or sett-cub, with its log
+// in a file and its /healthz, /readyz and /metrics on HTTPAddr.
+type daemonProcess struct {
+	Name     string
+	HTTPAddr string
+	LogPath  string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+// startDaemon starts argv (with --http-addr added) in dir with env.
+func startDaemon(name string, argv, env []string, dir string) (*daemonProcess, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &daemonProcess{Name: name, HTTPAddr: "127.0.0.1:" + strconv.Itoa(port), LogPath: filepath.Join(dir, name+".log")}
+	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	args := append([]string{"--http-addr", p.HTTPAddr}, argv[1:]...)
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("bench: start %s: %w", name, err)
+	}
+	p.cmd, p.exited = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(p.exited) }()
+	return p, nil
+}
+
+// Pid is the process id.
+func (p *daemonProcess) Pid() int { return p.cmd.Process.Pid }
+
+// ready reports whether the process answers /readyz with 200.
+func (p *daemonProcess) ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.HTTPAddr+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// waitReady polls /readyz against one deadline; it fails early when the
+// process exits.
+func (p *daemonProcess) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !p.ready(ctx) {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("bench: %s exited before it was ready; log %s:\n%s", p.Name, p.LogPath, tail(p.LogPath, 2000))
+		case <-deadline.C:
+			return fmt.Errorf("bench: %s not ready after %s; log %s:\n%s", p.Name, timeout, p.LogPath, tail(p.LogPath, 2000))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// Stop sends SIGTERM and waits up to grace for the exit, then kills the
+// process group. The harness does not measure shutdowns, and a cub's
+// graceful stop waits for its blocking inbox read (up to 2s) to end.
+func (p *daemonProcess) Stop(grace time.Duration) {
+	if p == nil || p.cmd == nil {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// procSample is what /proc says about a process at one moment.
+type procSample struct {
+	At time.Time
+	// CPUTicks is utime+stime of every thread, in clock ticks.
+	CPUTicks int64
+	// ChildTicks is cutime+cstime: the CPU time of children the process
+	// waited for (a cub's tools).
+	ChildTicks int64
+	// RSSKiB is VmRSS; RSSAnonKiB (heap, stacks) and RSSFileKiB (mapped
+	// files: the binary's text and data) are its main parts.
+	RSSKiB, RSSAnonKiB, RSSFileKiB int64
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
+// 100 on every Linux architecture Go supports (sysconf(_SC_CLK_TCK) needs
+// cgo, which the harness does without).
+const clockTicks = 100
+
+// readProc samples /proc/<pid>/stat and /proc/<pid>/status.
+func readProc(pid int) (procSample, error) {
+	s := procSample{At: time.Now()}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, fmt.Errorf("bench: %w", err)
+	}
+	// The command name (field 2) may hold spaces and parentheses; the
+	// fields after its closing parenthesis start with field 3 (state).
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 15 {
+		return s, fmt.Errorf("bench: /proc/%d/stat has %d fields after the name", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("bench: /proc/%d/stat: utime %q stime %q", pid, fields[11], fields[12])
+	}
+	s.CPUTicks = utime + stime
+	cutime, err1 := strconv.ParseInt(fields[13], 10, 64) // field 16
+	cstime, err2 := strconv.ParseInt(fields[14], 10, 64) // field 17
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("bench: /proc/%d/stat: cutime %q cstime %q", pid, fields[13], fields[14])
+	}
+	s.ChildTicks = cutime + cstime
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, fmt.Errorf("bench: %w", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "VmRSS":
+			dst = &s.RSSKiB
+		case "RssAnon":
+			dst = &s.RSSAnonKiB
+		case "RssFile":
+			dst = &s.RSSFileKiB
+		default:
+			continue
+		}
+		if f := strings.Fields(value); len(f) >= 1 {
+			*dst, _ = strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	return s, nil
+}
+
+// readPssKiB returns the proportional set size of a process: its RSS with
+// each shared page (the binary's text, shared by every cub) divided among
+// the processes that map it.
+func readPssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, fmt.Errorf("bench: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("bench: no Pss in /proc/%d/smaps_rollup", pid)
+}
+
+// tail returns the last n bytes of a file, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

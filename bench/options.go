@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"io"
+	"time"
+)
+
+// Options set the sample counts and durations of a run. The zero value of
+// a field means its default (DefaultOptions); SmokeOptions are tiny counts
+// for TestSmoke.
+type Options struct {
+	// HopSamples is the number of timed hops per hop scenario (1 and 5
+	// agents), after HopWarmup untimed ones. Default 300 and 10.
+	HopSamples int `json:"hop_samples"`
+	HopWarmup  int `json:"hop_warmup"`
+	// EndToEndSamples is the number of goal → review → exclusive
+	// workflows timed. Default 150.
+	EndToEndSamples int `json:"end_to_end_samples"`
+	// ThroughputGoals goals are posted at once, ThroughputRounds times.
+	// Default 200 and 6 (benchstat needs 6 samples for an interval).
+	ThroughputGoals  int `json:"throughput_goals"`
+	ThroughputRounds int `json:"throughput_rounds"`
+	// ThroughputMaxConcurrent is the max_concurrent of the throughput
+	// agent: how many no-op tools its cub runs at once. Default 8.
+	ThroughputMaxConcurrent int `json:"throughput_max_concurrent"`
+	// FeedbackSamples is the number of workflows whose version 1 is
+	// rejected by three reviewers. Default 60.
+	FeedbackSamples int `json:"feedback_samples"`
+	// ContextSamples is the number of in-process context chain builds per
+	// chain shape. Default 2000.
+	ContextSamples int `json:"context_samples"`
+	// HoardArtefacts are seeded before HoardSamples listings and short-id
+	// resolutions are timed. Default 100000 and 1000.
+	HoardArtefacts int `json:"hoard_artefacts"`
+	HoardSamples   int `json:"hoard_samples"`
+	// IdleWindow is how long idle RSS and CPU are observed. Default 30s.
+	IdleWindow time.Duration `json:"idle_window"`
+	// RoundTripBatches batches of RoundTripBatchClaims claims each are
+	// counted per round-trip scenario. Default 10 and 20.
+	RoundTripBatches     int `json:"round_trip_batches"`
+	RoundTripBatchClaims int `json:"round_trip_batch_claims"`
+	// WorkDir holds binaries, configurations, Redis data and process
+	// logs; empty means a new temporary directory, removed afterwards
+	// unless KeepWorkDir.
+	WorkDir     string `json:"-"`
+	KeepWorkDir bool   `json:"-"`
+	// RepoRoot is the module root to build from; empty means found from
+	// the working directory.
+	RepoRoot string `json:"-"`
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer `json:"-"`
+}
+
+// DefaultOptions are the counts of `make bench`: about two minutes on a
+// 2-core machine.
+func DefaultOptions() Options {
+	return Options{
+		HopSamples: 300, HopWarmup: 10,
+		EndToEndSamples: 150,
+		ThroughputGoals: 200, ThroughputRounds: 6, ThroughputMaxConcurrent: 8,
+		FeedbackSamples: 60,
+		ContextSamples:  2000,
+		HoardArtefacts:  100000, HoardSamples: 1000,
+		IdleWindow:       30 * time.Second,
+		RoundTripBatches: 10, RoundTripBatchClaims: 20,
+	}
+}
+
+// SmokeOptions are tiny counts that exercise every scenario in a few
+// seconds; their figures mean nothing.
+func SmokeOptions() Options {
+	return Options{
+		HopSamples: 3, HopWarmup: 1,
+		EndToEndSamples: 2,
+		ThroughputGoals: 6, ThroughputRounds: 1, ThroughputMaxConcurrent: 4,
+		FeedbackSamples: 2,
+		ContextSamples:  10,
+		HoardArtefacts:  300, HoardSamples: 10,
+		IdleWindow:       time.Second,
+		RoundTripBatches: 2, RoundTripBatchClaims: 2,
+	}
+}
+
+// withDefaults fills every zero field from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&o.HopSamples, d.HopSamples)
+	set(&o.HopWarmup, d.HopWarmup)
+	set(&o.EndToEndSamples, d.EndToEndSamples)
+	set(&o.ThroughputGoals, d.ThroughputGoals)
+	set(&o.ThroughputRounds, d.ThroughputRounds)
+	set(&o.ThroughputMaxConcurrent, d.ThroughputMaxConcurrent)
+	set(&o.FeedbackSamples, d.FeedbackSamples)
+	set(&o.ContextSamples, d.ContextSamples)
+	set(&o.HoardArtefacts, d.HoardArtefacts)
+	set(&o.HoardSamples, d.HoardSamples)
+	set(&o.RoundTripBatches, d.RoundTripBatches)
+	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
+	if o.IdleWindow <= 0 {
+		o.IdleWindow = d.IdleWindow
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}

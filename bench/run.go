@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// runner holds what the scenarios of one run share.
+type runner struct {
+	opts    Options
+	root    string
+	workDir string
+	bins    Binaries
+	// scriptNames maps the digest of each blackboard script to its name,
+	// for the round-trip shapes.
+	scriptNames map[string]string
+	figures     map[string]Figure
+	report      *Report
+}
+
+// figureOrder is the order of the table: SPEC §16's order of targets.
+var figureOrder = []string{
+	"hop_1_agent", "hop_5_agents", "tool_start_floor", "tool_run_floor",
+	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
+	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
+	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
+	"throughput_200_goals",
+	"end_to_end_review_exclusive", "feedback_claim_after_last_review",
+	"context_chain_depth_10", "context_chain_feedback_3_reviews",
+	"hoard_first_page_100k", "resolve_short_id_100k",
+	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
+}
+
+// Run builds the binaries, runs every scenario and returns the report.
+// It needs `go`, `git` and `redis-server` on PATH. An error means a
+// scenario could not be measured (a daemon failed, a workflow did not
+// complete); figures that miss their targets are not errors.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	opts = opts.withDefaults()
+	started := time.Now()
+	r := &runner{opts: opts, figures: map[string]Figure{}, report: &Report{StartedAt: started.UTC(), Options: opts}}
+	var err error
+	if r.root = opts.RepoRoot; r.root == "" {
+		if r.root, err = findRepoRoot(); err != nil {
+			return Report{}, err
+		}
+	}
+	if r.workDir = opts.WorkDir; r.workDir == "" {
+		if r.workDir, err = os.MkdirTemp("", "sett-bench-*"); err != nil {
+			return Report{}, fmt.Errorf("bench: %w", err)
+		}
+		if !opts.KeepWorkDir {
+			defer os.RemoveAll(r.workDir)
+		}
+	}
+	r.describeHost(ctx)
+	r.progress("building the daemons and the no-op tool in %s", r.workDir)
+	if r.bins, err = buildBinaries(ctx, r.root, filepath.Join(r.workDir, "bin")); err != nil {
+		return Report{}, err
+	}
+	if r.scriptNames, err = loadScriptNames(r.root); err != nil {
+		return Report{}, err
+	}
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"idle and hop, 5 agents", r.idleAndHop5},
+		{"tool start floor", r.toolFloor},
+		{"hop, 1 agent", r.hop1},
+		{"end to end", r.endToEnd},
+		{"throughput", r.throughput},
+		{"feedback claim", r.feedback},
+		{"round trips", r.roundTrips},
+		{"context chains and hoard", r.inProcess},
+	} {
+		r.progress("%s ...", step.name)
+		t := time.Now()
+		if err := step.run(ctx); err != nil {
+			return Report{}, fmt.Errorf("%s: %w", step.name, err)
+		}
+		r.progress("%s done in %s", step.name, time.Since(t).Round(time.Millisecond))
+	}
+	for _, name := range figureOrder {
+		if f, ok := r.figures[name]; ok {
+			r.report.Figures = append(r.report.Figures, f)
+		}
+	}
+	if floor, ok := r.figures["tool_start_floor"]; ok {
+		for _, name := range []string{"hop_1_agent", "hop_5_agents"} {
+			if hop, ok := r.figures[name]; ok {
+				r.note("%s: p50 %s ms of which the tool start floor (p50) is %s ms: coordination ≈ %s ms",
+					name, formatValue(hop.P50), formatValue(floor.P50), formatValue(hop.P50-floor.P50))
+			}
+		}
+	}
+	r.report.Machine.LoadAvgEnd = loadAvg()
+	r.report.DurationS = time.Since(started).Seconds()
+	return *r.report, nil
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.opts.Progress, "bench: "+format+"\n", args...)
+}
+
+func (r *runner) add(f Figure) { r.figures[f.Name] = f }
+
+func (r *runner) note(format string, args ...any) {
+	r.report.Notes = append(r.report.Notes, fmt.Sprintf(format, args...))
+}
+
+// describeHost fills the commit, toolchain and machine of the report.
+func (r *runner) describeHost(ctx context.Context) {
+	rep := r.report
+	out := func(dir string, name string, args ...string) string {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		b, err := cmd.Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	rep.Commit = out(r.root, "git", "rev-parse", "HEAD")
+	rep.CommitShort = out(r.root, "git", "rev-parse", "--short", "HEAD")
+	if rep.CommitShort == "" {
+		rep.CommitShort = "nogit"
+	}
+	// Untracked files count (a new .go file changes the build); the
+	// results of earlier runs do not.
+	rep.Dirty = out(r.root, "git", "status", "--porcelain", "--", ".", ":(exclude)bench/results") != ""
+	if rep.GoVersion = out(r.root, "go", "env", "GOVERSION"); rep.GoVersion == "" {
+		rep.GoVersion = runtime.Version()
+	}
+	m := &rep.Machine
+	m.OS, m.Arch, m.CPUs = runtime.GOOS, runtime.GOARCH, runtime.NumCPU()
+	m.CPUModel = procField("/proc/cpuinfo", "model name")
+	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
+		var n int
+		fmt.Sscanf(kb, "%d", &n)
+		m.MemTotalMB = n / 1024
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if v := out(r.root, "redis-server", "--version"); v != "" {
+		for _, f := range strings.Fields(v) {
+			if s, ok := strings.CutPrefix(f, "v="); ok {
+				m.RedisVersion = s
+			}
+		}
+	}
+	m.LoadAvgStart = loadAvg()
+}
+
+// procField returns the value of the first "name: value" line of a /proc
+// file.
+func procField(path, name string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// loadScriptNames computes the digest of each blackboard script the way
+// pkg/blackboard loads it (lib.lua, a newline, the script) so that
+// EVALSHA calls can be named. A digest that does not match (the loader
+// changed) only makes shapes show the digest instead of the name.
+func loadScriptNames(root string) (map[string]string, error) {
+	dir := filepath.Join(root, "pkg", "blackboard", "scripts")
+	lib, err := os.ReadFile(filepath.Join(dir, "lib.lua"))
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.lua"))
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	names := map[string]string{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if name == "lib" {
+			continue
+		}
+		body, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		sum := sha1.Sum([]byte(string(lib) + "\n" + string(body)))
+		names[hex.EncodeToString(sum[:])] = name
+	}
+	return names, nil
+}
+
+// wait waits for d or the end of ctx: an observation window, not a wait
+// for something to happen.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// agentSpec is one agent of a stack's sett.yml, running the no-op tool.
+type agentSpec struct {
+	name          string
+	mode          string // the no-op tool's -mode
+	typ           string // the no-op tool's -type
+	strategy      string // bidding_strategy
+	consumes      []string
+	maxConcurrent int // 0: the default (1)
+}
+
+// stackSpec describes a stack: its agents and whether its daemons reach
+// Redis through counting proxies.
+type stackSpec struct {
+	name    string
+	agents  []agentSpec
+	proxied bool
+}
+
+// stack is a running Sett instance: its own redis-server, one cub per
+// agent and one orchestrator, started as the local runtime starts them
+// (same environment variables, JSON logs at the default info level), plus
+// the harness's own blackboard client and event watcher.
+type stack struct {
+	Name     string
+	Instance string
+	Dir      string
+	Redis    *redisServer
+	// BB is the harness's client; Counter counts its round trips.
+	BB      *blackboard.Client
+	Raw     *redis.Client
+	Counter *clientCounter
+	Watcher *eventWatcher
+
+	Orchestrator *daemonProcess
+	Cubs         []*daemonProcess
+	// Proxies by process name, when the stack is proxied.
+	Proxies map[string]*RoundTripProxy
+}
+
+// yaml renders the stack's sett.yml.
+func (sp stackSpec) yaml(noop string) string {
+	var b strings.Builder
+	b.WriteString("version: \"1.0\"\n")
+	// A generous bid timeout: every agent answers within milliseconds, and
+	// a timeout firing would be a bug the figures should not hide.
+	b.WriteString("orchestrator: {bid_timeout: 10s}\n")
+	b.WriteString("agents:\n")
+	for _, a := range sp.agents {
+		cmd := []string{strconv.Quote(noop), `"-mode"`, strconv.Quote(a.mode), `"-type"`, strconv.Quote(a.typ)}
+		consumes := make([]string, len(a.consumes))
+		for i, c := range a.consumes {
+			consumes[i] = strconv.Quote(c)
+		}
+		fmt.Fprintf(&b, "  %s: {command: [%s], bidding_strategy: %s, consumes: [%s]", a.name,
+			strings.Join(cmd, ", "), a.strategy, strings.Join(consumes, ", "))
+		if a.maxConcurrent > 0 {
+			fmt.Fprintf(&b, ", max_concurrent: %d", a.maxConcurrent)
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+// startStack starts a stack and waits until every daemon is ready: the
+// cubs first (registered, heartbeating), then the orchestrator, whose
+// first liveness read therefore sees every agent.
+func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err error) {
+	s = &stack{Name: sp.name, Instance: "bench-" + sp.name, Dir: filepath.Join(r.workDir, sp.name),
+		Proxies: map[string]*RoundTripProxy{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if s.Redis, err = startRedisServer(ctx, filepath.Join(s.Dir, "redis"), true); err != nil {
+		return nil, err
+	}
+	config := filepath.Join(s.Dir, "sett.yml")
+	if err := os.WriteFile(config, []byte(sp.yaml(r.bins.Noop)), 0o644); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	urlFor := func(proc string) (string, error) {
+		if !sp.proxied {
+			return s.Redis.URL(), nil
+		}
+		p, err := NewRoundTripProxy(proc, s.Redis.Addr, r.scriptNames)
+		if err != nil {
+			return "", err
+		}
+		s.Proxies[proc] = p
+		return s.Redis.URLVia(p.Addr()), nil
+	}
+	env := func(url string) []string {
+		return []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+			"SETT_INSTANCE=" + s.Instance, "SETT_REDIS_URL=" + url, "SETT_CONFIG=" + config,
+			"SETT_LOG_FORMAT=json",
+		}
+	}
+	for _, a := range sp.agents {
+		url, err := urlFor("cub-" + a.name)
+		if err != nil {
+			return nil, err
+		}
+		p, err := startDaemon("cub-"+a.name, []string{r.bins.Cub, "--agent", a.name, "--workspace", s.Dir,
+			"--consumer", s.Instance + "-" + a.name}, env(url), s.Dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Cubs = append(s.Cubs, p)
+	}
+	for _, p := range s.Cubs {
+		if err := p.waitReady(ctx, 30*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	url, err := urlFor("orchestrator")
+	if err != nil {
+		return nil, err
+	}
+	if s.Orchestrator, err = startDaemon("orchestrator", []string{r.bins.Orchestrator, "--id", s.Instance + "-orchestrator"},
+		env(url), s.Dir); err != nil {
+		return nil, err
+	}
+	if err := s.Orchestrator.waitReady(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	if s.Watcher, err = startEventWatcher(ctx, s.Redis.URL(), s.Instance, s.Counter); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect opens the harness's counted client.
+func (s *stack) connect(ctx context.Context) error {
+	ro, err := redis.ParseURL(s.Redis.URL())
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	// Room for the concurrent posting and seeding goroutines.
+	ro.PoolSize = 64
+	s.Raw = redis.NewClient(ro)
+	s.Counter = &clientCounter{}
+	s.Raw.AddHook(s.Counter)
+	s.BB, err = blackboard.New(ctx, s.Raw, blackboard.Options{Instance: s.Instance})
+	return err
+}
+
+// Processes returns the daemons, orchestrator first.
+func (s *stack) Processes() []*daemonProcess {
+	if s.Orchestrator == nil {
+		return s.Cubs
+	}
+	return append([]*daemonProcess{s.Orchestrator}, s.Cubs...)
+}
+
+// PostGoal writes a goal and returns its id and the host time right after
+// the write returned.
+func (s *stack) PostGoal(ctx context.Context, text string) (string, time.Time, error) {
+	g := blackboard.NewGoal(text, 0, "user", nil)
+	if err := s.BB.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+		return "", time.Time{}, err
+	}
+	return g.ID, time.Now(), nil
+}
+
+// RunGoal posts a goal and waits until its workflow ends; a workflow that
+// does not complete is an error naming its outcome.
+func (s *stack) RunGoal(ctx context.Context, text string) (id string, written time.Time, end observedEvent, err error) {
+	id, written, err = s.PostGoal(ctx, text)
+	if err != nil {
+		return "", time.Time{}, observedEvent{}, err
+	}
+	end, err = s.WaitCompleted(ctx, id)
+	return id, written, end, err
+}
+
+// WaitCompleted waits for the end of a workflow, which must be completed.
+func (s *stack) WaitCompleted(ctx context.Context, id string) (observedEvent, error) {
+	end, err := s.Watcher.WaitWorkflow(ctx, id, 60*time.Second)
+	if err != nil {
+		return end, fmt.Errorf("%w (stack %s, logs in %s)", err, s.Name, s.Dir)
+	}
+	if st := end.Field("status"); st != string(blackboard.WorkflowCompleted) {
+		return end, fmt.Errorf("bench: workflow %s ended %s: %s (stack %s, logs in %s)", id, st, end.Field("reason"), s.Name, s.Dir)
+	}
+	return end, nil
+}
+
+// Close stops everything the stack started. Safe on a half-started stack.
+func (s *stack) Close() {
+	if s.Watcher != nil {
+		s.Watcher.Close()
+	}
+	var wg sync.WaitGroup
+	for _, p := range s.Processes() {
+		wg.Add(1)
+		go func(p *daemonProcess) { defer wg.Done(); p.Stop(50 * time.Millisecond) }(p)
+	}
+	wg.Wait()
+	for _, p := range s.Proxies {
+		p.Close()
+	}
+	if s.Raw != nil {
+		_ = s.Raw.Close()
+	}
+	if s.Redis != nil {
+		s.Redis.Stop()
+	}
+}

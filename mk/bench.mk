@@ -1,0 +1,12 @@
+# Performance harness (bench/, SPEC §16). Included by the Makefile.
+
+BENCH_RESULTS ?= bench/results
+BENCH_FLAGS   ?=
+
+.PHONY: bench
+bench: ## Measure SPEC §16 on real daemons + redis-server: one table; JSON and benchstat lines in bench/results/
+	$(GO) run ./bench/cmd/sett-bench -results $(BENCH_RESULTS) $(BENCH_FLAGS)
+
+.PHONY: bench-smoke
+bench-smoke: ## The bench harness with tiny sample counts (seconds), as `make test` runs it
+	$(GO) test -count=1 -run '^TestSmoke$$' -v ./bench/
