@@ -98,13 +98,15 @@ func TestDuplicateEventsChangeNothing(t *testing.T) {
 	waitConsumed(t, s, rdb)
 	before := snapshot(t, rdb, s.BB.Keys().Prefix())
 
-	// Deliver every event of the history a second time, in order.
+	// Deliver every event of the history to the orchestrator a second
+	// time, in order (it reads its queue, which received each event it
+	// acts on once already).
 	events, err := rdb.XRange(ctx, s.BB.Keys().Events(), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events {
-		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.BB.Keys().Events(), Values: e.Values}).Err(); err != nil {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.BB.Keys().OrchestratorQueue(), Values: e.Values}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,11 +123,11 @@ func TestDuplicateEventsChangeNothing(t *testing.T) {
 }
 
 // waitConsumed waits until the orchestrator's group has read and
-// acknowledged every event.
+// acknowledged every entry of its queue.
 func waitConsumed(t *testing.T, s *stacktest.Stack, rdb *redis.Client) {
 	t.Helper()
 	s.Eventually(wait, "orchestrator consumed every event", func() bool {
-		groups, err := rdb.XInfoGroups(context.Background(), s.BB.Keys().Events()).Result()
+		groups, err := rdb.XInfoGroups(context.Background(), s.BB.Keys().OrchestratorQueue()).Result()
 		if err != nil || len(groups) != 1 {
 			return false
 		}
@@ -144,7 +146,7 @@ func snapshot(t *testing.T, rdb *redis.Client, prefix string) map[string]string 
 	}
 	out := map[string]string{}
 	for _, k := range keys {
-		if k == prefix+"events" || strings.HasSuffix(k, ":heartbeat") || strings.HasPrefix(k, prefix+"lease:") ||
+		if k == prefix+"events" || k == prefix+"orchestrator:queue" || strings.HasSuffix(k, ":heartbeat") || strings.HasPrefix(k, prefix+"lease:") ||
 			k == prefix+"orchestrator:leader" || strings.HasSuffix(k, ":inbox") {
 			continue
 		}

@@ -114,17 +114,17 @@ func (l *InboxLoop) handle(ctx context.Context, inbox *blackboard.Inbox, e black
 			delete(l.inflight, e.StreamID)
 			l.mu.Unlock()
 		}()
-		var done bool
+		var outcome Outcome
 		switch e.Kind {
 		case blackboard.MessageBidRequest:
-			done = l.bid(ctx, e.InboxMessage)
+			outcome = l.bid(ctx, e)
 		case blackboard.MessageGrant:
-			done = l.grant(ctx, e.InboxMessage, time.Now())
+			outcome = l.grant(ctx, e, time.Now())
 		default:
 			l.log.Warn().Str("kind", string(e.Kind)).Str("stream_id", e.StreamID).Msg("unknown inbox entry; dropping it")
-			done = true
+			outcome = Dropped
 		}
-		if done {
+		if outcome == Dropped {
 			failpoint.Hit("cub-entry-done")
 			if err := inbox.Done(context.WithoutCancel(ctx), e.StreamID); err != nil {
 				l.log.Warn().Err(err).Msg("acknowledging an inbox entry failed; it will be seen again (harmless)")
@@ -133,16 +133,17 @@ func (l *InboxLoop) handle(ctx context.Context, inbox *blackboard.Inbox, e black
 	}()
 }
 
-// bid answers a bid request; true when the entry is finished.
-func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxMessage) bool {
+// bid answers a bid request; the bid script acknowledges the request in
+// the same step.
+func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) Outcome {
 	select {
 	case l.bids <- struct{}{}:
 		defer func() { <-l.bids }()
 	case <-ctx.Done():
-		return false
+		return Retry
 	}
-	bid, why := l.bidder.Decide(ctx, req)
-	err := l.bb.SubmitBid(ctx, req.ClaimID, l.set.Agent, bid)
+	bid, why := l.bidder.Decide(ctx, req.InboxMessage)
+	err := l.bb.AnswerBidRequest(ctx, req, bid)
 	log := l.log.With().Str("claim_id", req.ClaimID).Str("bid", string(bid)).Str("why", why).Logger()
 	switch {
 	case err == nil:
@@ -157,35 +158,35 @@ func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxMessage) bool {
 		if ctx.Err() == nil {
 			log.Warn().Err(err).Msg("submitting the bid failed; will retry")
 		}
-		return false
+		return Retry
 	}
-	return true
+	failpoint.Hit("cub-entry-done")
+	return Stored
 }
 
-// grant takes the lease, waits for a worker slot and runs the grant; true
-// when the entry is finished.
-func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxMessage, readAt time.Time) bool {
+// grant takes the lease (reading the claim, target and workflow in the
+// same round trip), waits for a worker slot and runs the grant.
+func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt time.Time) Outcome {
 	log := l.log.With().Str("claim_id", g.ClaimID).Str("grant", string(g.Grant)).Str("token", g.Token).Logger()
 	if l.keeper.Holding(g.ClaimID) {
-		return false // this cub already works on the claim under a lease
+		return Retry // this cub already works on the claim under a lease
 	}
-	err := l.bb.TakeLease(ctx, g.ClaimID, l.set.Agent, g.Token, l.set.LeaseTTL)
+	view, err := l.bb.TakeGrant(ctx, g.InboxMessage, l.set.LeaseTTL)
 	switch {
 	case err == nil:
 	case errors.Is(err, blackboard.ErrStaleGrant), errors.Is(err, blackboard.ErrExists),
 		errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):
 		log.Info().Err(err).Msg("grant no longer current; dropping it")
-		return true
+		return Dropped
 	default:
 		if ctx.Err() == nil {
-			log.Warn().Err(err).Msg("taking the lease failed; will retry")
+			log.Warn().Err(err).Msg("taking the grant failed; will retry")
 		}
-		return false
+		return Retry
 	}
 	workCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	l.keeper.Hold(g.ClaimID, g.Token, cancel)
-	defer l.keeper.Drop(context.WithoutCancel(ctx), g.ClaimID)
 	l.m.Grants.WithLabelValues(string(g.Grant)).Inc()
 
 	l.m.GrantsQueued.Inc()
@@ -194,14 +195,18 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxMessage, readAt
 		l.m.GrantsQueued.Dec()
 	case <-workCtx.Done():
 		l.m.GrantsQueued.Dec()
-		return false
+		l.keeper.Drop(context.WithoutCancel(ctx), g.ClaimID)
+		return Retry
 	}
 	defer func() { <-l.slots }()
-	if err := l.runner.Run(workCtx, g, readAt); err != nil {
-		if workCtx.Err() == nil {
-			log.Warn().Err(err).Msg("running the grant failed; will retry")
-		}
-		return false
+	outcome, err := l.runner.Run(workCtx, g, view, readAt)
+	if outcome == Stored {
+		l.keeper.Forget(g.ClaimID) // released by the result's own script
+	} else {
+		l.keeper.Drop(context.WithoutCancel(ctx), g.ClaimID)
 	}
-	return true
+	if err != nil && workCtx.Err() == nil {
+		log.Warn().Err(err).Msg("running the grant failed; will retry")
+	}
+	return outcome
 }

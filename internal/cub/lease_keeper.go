@@ -58,6 +58,14 @@ func (k *LeaseKeeper) Drop(ctx context.Context, claimID string) {
 	}
 }
 
+// Forget stops renewing a lease that Redis already released (the result's
+// script deletes it with the write).
+func (k *LeaseKeeper) Forget(claimID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.held, claimID)
+}
+
 // Holding reports whether the cub holds a lease on claimID.
 func (k *LeaseKeeper) Holding(claimID string) bool {
 	k.mu.Lock()

@@ -60,22 +60,30 @@ func (w *WorkRunner) ToolEnv(claimID string) []string {
 	return tool.ScrubbedEnv(w.BaseEnv, nil, extra)
 }
 
-// Run executes grant g, read from the inbox at readAt. It returns nil when
-// the grant is finished (a result or Failure is stored, or the grant turned
-// out stale) and an error when it must be tried again.
-func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxMessage, readAt time.Time) error {
+// Outcome says how a grant ended for the inbox loop.
+type Outcome int
+
+// Outcomes of Run.
+const (
+	// Retry: the grant must run again (a transient error, or the lease
+	// was lost while the cub stops); its inbox entry stays pending.
+	Retry Outcome = iota
+	// Stored: the result was written, and in the same atomic step the
+	// inbox entry acknowledged and the lease released.
+	Stored
+	// Dropped: the grant is over without a result from this run (stale,
+	// delivered before, or its records are gone); the entry still needs
+	// acknowledging.
+	Dropped
+)
+
+// Run executes grant g (read from the inbox at readAt, with view read when
+// its lease was taken) and reports how it ended.
+func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *blackboard.GrantView, readAt time.Time) (Outcome, error) {
 	log := w.log.With().Str("claim_id", g.ClaimID).Str("workflow_id", g.WorkflowID).Str("grant", string(g.Grant)).Logger()
-	view, err := w.bb.ReadGrant(ctx, g.ClaimID, g.ArtefactID, g.WorkflowID)
-	if err != nil {
-		if errors.Is(err, blackboard.ErrNotFound) {
-			log.Warn().Err(err).Msg("grant refers to a record that does not exist; dropping it")
-			return nil
-		}
-		return err
-	}
 	chain, err := w.builder.Build(ctx, view.Target, view.Claim)
 	if err != nil {
-		return err
+		return Retry, err
 	}
 	if chain.Truncated {
 		log.Warn().Int("depth", w.builder.Depth).Msg("context chain cut at the depth limit")
@@ -96,12 +104,12 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxMessage, readAt 
 	}
 	if g.Grant == blackboard.GrantFeedback {
 		if input.Feedback, err = w.feedback(ctx, view.Claim, byID); err != nil {
-			return err
+			return Retry, err
 		}
 	}
 	stdin, err := json.Marshal(input)
 	if err != nil {
-		return fmt.Errorf("cub: encode tool input: %w", err)
+		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
 		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput}
@@ -122,10 +130,10 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxMessage, readAt 
 	if ctx.Err() != nil {
 		// The lease was lost or the cub is stopping: the grant is re-issued
 		// or redelivered, so this run leaves no result.
-		return ctx.Err()
+		return Retry, ctx.Err()
 	}
 	failpoint.Hit("cub-tool-finished")
-	art := w.result(ctx, view, g, res)
+	art := w.result(ctx, view, g.InboxMessage, res)
 	return w.write(ctx, log, view, g, art, res)
 }
 
@@ -235,13 +243,14 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 	}
 }
 
-// write stores the result with the grant token. A refusal that means the
-// grant is over (re-issued, already delivered) ends it quietly; a result
-// the blackboard rejects as invalid becomes a Failure; transient errors
-// are retried while the lease is held.
-func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackboard.GrantView, g blackboard.InboxMessage, art *blackboard.Artefact, res tool.Result) error {
+// write stores the result with the grant token, acknowledging the inbox
+// entry in the same step. A refusal that means the grant is over
+// (re-issued, already delivered) drops it; a result the blackboard rejects
+// as invalid becomes a Failure; transient errors are retried while the
+// lease is held.
+func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackboard.GrantView, g blackboard.InboxEntry, art *blackboard.Artefact, res tool.Result) (Outcome, error) {
 	for attempt := 0; ; attempt++ {
-		err := w.bb.CreateArtefact(ctx, art, blackboard.WriteAuth{GrantToken: g.Token})
+		err := w.bb.CreateArtefact(ctx, art, blackboard.WriteAuth{GrantToken: g.Token, InboxEntry: g.StreamID})
 		switch {
 		case err == nil:
 			w.m.Artefacts.WithLabelValues(string(art.StructuralType)).Inc()
@@ -251,27 +260,27 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 			}
 			ev.Str("artefact_id", art.ID).Str("type", art.Type).Str("structural_type", string(art.StructuralType)).
 				Int("version", art.Version).Str("summary", art.Summary).Msg("result written")
-			return nil
+			return Stored, nil
 		case errors.Is(err, blackboard.ErrStaleGrant):
 			log.Warn().Err(err).Msg("the grant was re-issued while the tool ran; result discarded")
-			return nil
+			return Dropped, nil
 		case errors.Is(err, blackboard.ErrExists):
 			log.Info().Msg("result already stored (a replay); nothing to do")
-			return nil
+			return Dropped, nil
 		case errors.Is(err, blackboard.ErrNotFound):
 			log.Warn().Err(err).Msg("the workflow of this grant no longer exists; result discarded")
-			return nil
+			return Dropped, nil
 		case (errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, blackboard.ErrVersionConflict)) &&
 			art.StructuralType != blackboard.StructuralFailure:
-			art = w.failure(view, g, "rejected_result", err.Error(), tool.FailureReport(res, w.set.Command))
+			art = w.failure(view, g.InboxMessage, "rejected_result", err.Error(), tool.FailureReport(res, w.set.Command))
 			continue
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return Retry, ctx.Err()
 		}
 		log.Warn().Err(err).Int("attempt", attempt+1).Msg("writing the result failed; retrying")
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return Retry, ctx.Err()
 		case <-time.After(backoff(attempt)):
 		}
 	}

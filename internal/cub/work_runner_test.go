@@ -56,16 +56,25 @@ func newGrant(t *testing.T, kind blackboard.GrantKind, target *blackboard.Artefa
 // run executes the grant and returns the one output it stored.
 func (f *grantFixture) run(t *testing.T) *blackboard.Artefact {
 	t.Helper()
-	if err := f.runner.Run(context.Background(), f.msg, time.Now()); err != nil {
+	ctx := context.Background()
+	view, err := f.w.bb.TakeGrant(ctx, f.msg, time.Minute)
+	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := f.w.bb.GetClaimState(context.Background(), f.msg.ClaimID, f.w.wf, nil)
+	outcome, err := f.runner.Run(ctx, blackboard.InboxEntry{InboxMessage: f.msg}, view, time.Now())
+	if err != nil || outcome != Stored {
+		t.Fatalf("Run = %v, %v; want Stored", outcome, err)
+	}
+	st, err := f.w.bb.GetClaimState(ctx, f.msg.ClaimID, f.w.wf, []string{"me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, ok := st.Outputs["me"]
 	if !ok {
 		t.Fatal("no output stored for the grant")
+	}
+	if st.LiveLeases["me"] {
+		t.Error("the work lease outlived the stored result")
 	}
 	a, err := f.w.bb.GetArtefact(context.Background(), out)
 	if err != nil {

@@ -19,8 +19,9 @@ const (
 	consumerName  = "orchestrator"
 )
 
-// EventLoop reads the durable event stream through a consumer group and
-// dispatches each event's handlers. An event is acknowledged only after
+// EventLoop reads the orchestrator's durable queue (the events it acts on,
+// appended by the same scripts that write the audit stream) through a
+// consumer group and dispatches each event's handlers. An event is acknowledged only after
 // all its handlers succeeded, and the acknowledgement rides on the next
 // read; unacknowledged events are handled again by the periodic sweep and
 // after a restart. Handlers are idempotent, so a repeat is harmless.
@@ -47,7 +48,7 @@ func NewEventLoop(bb *blackboard.Client, disp *Dispatcher, creator *ClaimCreator
 
 // Run reads and dispatches events until ctx ends.
 func (l *EventLoop) Run(ctx context.Context) error {
-	ec, err := l.bb.EventConsumer(ctx, consumerGroup, consumerName)
+	ec, err := l.bb.QueueConsumer(ctx, consumerGroup, consumerName)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (l *EventLoop) Run(ctx context.Context) error {
 	}
 	lastSweep := time.Now()
 	for ctx.Err() == nil {
-		events, err := ec.Next(ctx, l.takeAcks(), 256, time.Second)
+		events, err := ec.Next(ctx, l.takeAcks(), 256, blackboard.MaxPipelinedBlock)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -151,7 +152,7 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
 			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })
 		}
-	case blackboard.EventBidSubmitted:
+	case blackboard.EventBidsComplete, blackboard.EventBidSubmitted:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventWorkflowCompleted:
 		l.m.WorkflowsEnded.WithLabelValues(ev.Field("status")).Inc()

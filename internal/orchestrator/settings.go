@@ -30,7 +30,9 @@ type Settings struct {
 	// Workers is the number of concurrent claim handlers; zero means 16.
 	Workers int
 	// LivenessRefresh is how often agent heartbeats are re-read; zero
-	// means 1s.
+	// means 5s. A registering agent triggers a read at once, so this only
+	// bounds how long a dead agent is still asked to bid (its bids then
+	// time out).
 	LivenessRefresh time.Duration
 	// ReconcileEvery is the period of the safety-net sweep over active
 	// claims and unacknowledged events; zero means 30s.
@@ -73,7 +75,7 @@ func (s *Settings) applyDefaults() {
 		s.Workers = 16
 	}
 	if s.LivenessRefresh <= 0 {
-		s.LivenessRefresh = time.Second
+		s.LivenessRefresh = 5 * time.Second
 	}
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = 30 * time.Second

@@ -23,7 +23,8 @@ type Registration struct {
 }
 
 // RegisterAgent records the agent in the registry, sets its heartbeat with
-// ttl and appends an agent_registered event, in one MULTI transaction.
+// ttl and appends an agent_registered event (to the audit stream and the
+// orchestrator's queue), in one MULTI transaction.
 func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Duration) error {
 	if err := ValidateAgentName(r.Name); err != nil {
 		return err
@@ -37,10 +38,13 @@ func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Dur
 	_, err = c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, c.keys.Agents(), r.Name, string(body))
 		p.Set(ctx, c.keys.Heartbeat(r.Name), r.Consumer, ttl)
-		p.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.Events(), Values: []any{
+		values := []any{
 			"event", string(EventAgentRegistered), "ts", strconv.FormatInt(time.Now().UnixMilli(), 10),
 			"agent", r.Name, "role", r.Role, "consumer", r.Consumer,
-		}})
+		}
+		p.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.Events(), Values: values})
+		// The orchestrator re-reads agent liveness when one registers.
+		p.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.OrchestratorQueue(), Values: values})
 		p.Publish(ctx, c.keys.AgentEvents(r.Name), string(body))
 		return nil
 	})
@@ -184,4 +188,63 @@ func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token string)
 		return fmt.Errorf("blackboard: release lease of %s on claim %s: %w", agent, claimID, err)
 	}
 	return nil
+}
+
+// TakeGrant takes the work lease of a grant and reads what running it
+// needs — the claim, its target and its workflow — in one pipelined round
+// trip. Errors: those of TakeLease (the reads are then not returned), and
+// those of ReadGrant.
+func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duration) (*GrantView, error) {
+	for _, id := range []string{g.ClaimID, g.ArtefactID, g.WorkflowID} {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+	}
+	if err := ValidateAgentName(g.Agent); err != nil {
+		return nil, err
+	}
+	if ttl < time.Millisecond {
+		return nil, fmt.Errorf("%w: lease ttl %v is under 1ms", ErrInvalid, ttl)
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
+		var reads [3]*redis.MapStringStringCmd
+		pipe := c.rdb.Pipeline()
+		lease := pipe.EvalSha(ctx, c.scripts.takeLease.sha,
+			[]string{c.keys.Claim(g.ClaimID), c.keys.Grants(g.ClaimID), c.keys.Outputs(g.ClaimID), c.keys.Lease(g.ClaimID, g.Agent)},
+			g.Agent, g.Token, ttl.Milliseconds())
+		reads[0] = pipe.HGetAll(ctx, c.keys.Claim(g.ClaimID))
+		reads[1] = pipe.HGetAll(ctx, c.keys.Artefact(g.ArtefactID))
+		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))
+		_, err := pipe.Exec(ctx)
+		return lease, reads, err
+	}
+	lease, reads, err := run()
+	if isNoScript(err) {
+		if err = c.scripts.preload(ctx, c.rdb); err == nil {
+			lease, reads, err = run()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: take grant %s: %w", g.ClaimID, err)
+	}
+	res, err := lease.StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: take lease %s: %w", g.ClaimID, err)
+	}
+	if err := scriptError("take_lease", res); err != nil {
+		return nil, fmt.Errorf("lease of %s on claim %s: %w", g.Agent, g.ClaimID, err)
+	}
+	v := &GrantView{}
+	if v.Claim, err = DecodeClaim(reads[0].Val()); err != nil {
+		return nil, fmt.Errorf("claim %s: %w", g.ClaimID, err)
+	}
+	if v.Target, err = DecodeArtefact(reads[1].Val()); err != nil {
+		return nil, fmt.Errorf("artefact %s: %w", g.ArtefactID, err)
+	}
+	if v.Workflow, err = DecodeWorkflow(reads[2].Val()); err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", g.WorkflowID, err)
+	}
+	return v, nil
 }

@@ -21,6 +21,10 @@ type WriteAuth struct {
 	// re-issued is refused with ErrStaleGrant, a second result with
 	// ErrExists.
 	GrantToken string
+	// InboxEntry is the stream id of the grant in the agent's inbox; with
+	// a GrantToken it is acknowledged and deleted, and the work lease
+	// released, in the same atomic step as the result.
+	InboxEntry string
 }
 
 // ValidateArtefact checks an artefact before it is written. maxPayload is
@@ -126,11 +130,17 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		"artefact_channel": c.keys.ArtefactEvents(),
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
-	grants, outputs := c.keys.Artefact(a.ID), c.keys.Artefact(a.ID) // unused placeholders, same slot
+	// Keys a write does not use get a placeholder of the same slot.
+	grants, outputs, lease, inbox := c.keys.Artefact(a.ID), c.keys.Artefact(a.ID), c.keys.Artefact(a.ID), c.keys.Artefact(a.ID)
 	if auth.GrantToken != "" {
 		req["agent"] = a.ProducedByAgent
 		req["token"] = auth.GrantToken
 		grants, outputs = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID)
+		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.Inbox(a.ProducedByAgent)
+		if auth.InboxEntry != "" {
+			req["inbox_entry"] = auth.InboxEntry
+			req["inbox_group"] = inboxGroup
+		}
 	}
 	if auth.Epoch > 0 {
 		req["epoch"] = strconv.FormatInt(auth.Epoch, 10)
@@ -143,6 +153,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Artefact(a.ID), c.keys.Thread(a.LogicalID), c.keys.ArtefactIndex(),
 		c.keys.WorkflowArtefactIndex(a.WorkflowID), c.keys.ArtefactIDIndex(), c.keys.Events(),
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
+		c.keys.OrchestratorQueue(), lease, inbox,
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

@@ -300,6 +300,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	keys := []string{
 		c.keys.Claim(t.ClaimID), c.keys.ActiveClaims(), c.keys.Events(), c.keys.Workflow(t.WorkflowID),
 		c.keys.Timers(), c.keys.Epoch(), c.keys.Bids(t.ClaimID), c.keys.Grants(t.ClaimID),
+		c.keys.OrchestratorQueue(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
 	if err != nil {
@@ -387,6 +388,18 @@ func decodeBids(m map[string]string) map[string]Bid {
 // ErrStaleStatus (consensus is over), ErrNotInvited, ErrNotFound,
 // ErrInvalid.
 func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) error {
+	return c.submitBid(ctx, claimID, agent, bid, "")
+}
+
+// AnswerBidRequest submits the bid that answers a bid request read from
+// the agent's inbox, and acknowledges the request in the same atomic step
+// whatever the outcome (a duplicate or late bid also finishes it). Errors
+// as SubmitBid.
+func (c *Client) AnswerBidRequest(ctx context.Context, req InboxEntry, bid Bid) error {
+	return c.submitBid(ctx, req.ClaimID, req.Agent, bid, req.StreamID)
+}
+
+func (c *Client) submitBid(ctx context.Context, claimID, agent string, bid Bid, inboxEntry string) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
 	}
@@ -396,13 +409,18 @@ func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) 
 	if !bid.Valid() {
 		return fmt.Errorf("%w: bid %q is not one of %v", ErrInvalid, bid, AllBids())
 	}
-	body, _ := json.Marshal(map[string]string{
+	req := map[string]string{
 		"claim_id": claimID, "agent": agent, "bid": string(bid), "claim_channel": c.keys.ClaimEvents(),
-	})
+	}
+	if inboxEntry != "" {
+		req["inbox_entry"], req["inbox_group"] = inboxEntry, inboxGroup
+	}
+	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.submitBid,
-		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events()}, string(body))
+		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(), c.keys.Inbox(agent)},
+		string(body))
 	if err != nil {
 		return err
 	}

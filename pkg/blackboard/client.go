@@ -34,6 +34,9 @@ type Client struct {
 	scripts    *scriptSet
 	opTimeout  time.Duration
 	maxPayload int
+	// pipeBlock is the longest blocking read that may share a pipeline:
+	// go-redis bounds a whole pipeline by the client's ReadTimeout.
+	pipeBlock time.Duration
 }
 
 // New wraps an existing go-redis client, checks the connection and preloads
@@ -62,6 +65,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 		scripts:    scripts,
 		opTimeout:  opts.OpTimeout,
 		maxPayload: opts.MaxPayloadBytes,
+		pipeBlock:  pipelinedBlockLimit(rdb),
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
@@ -162,4 +166,20 @@ func notFound(err error, what, id string) error {
 		return fmt.Errorf("%w: %s %s", ErrNotFound, what, id)
 	}
 	return fmt.Errorf("blackboard: read %s %s: %w", what, id, err)
+}
+
+// pipelinedBlockLimit derives from the client's ReadTimeout how long a
+// blocking read sent in a pipeline may block: up to MaxPipelinedBlock, and
+// half a second less than the timeout. Clients whose options are unknown
+// never pipeline a blocking read.
+func pipelinedBlockLimit(rdb redis.UniversalClient) time.Duration {
+	c, ok := rdb.(*redis.Client)
+	if !ok {
+		return 0
+	}
+	rt := c.Options().ReadTimeout
+	if rt < 0 { // -1 and -2: no read deadline at all
+		return MaxPipelinedBlock
+	}
+	return min(MaxPipelinedBlock, rt-500*time.Millisecond)
 }

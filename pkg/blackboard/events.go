@@ -24,6 +24,9 @@ const (
 	EventClaimCreated      EventType = "claim_created"
 	EventClaimTransitioned EventType = "claim_transitioned"
 	EventBidSubmitted      EventType = "bid_submitted"
+	// EventBidsComplete is queued for the orchestrator (never in the audit
+	// stream) when the last expected bid of a claim arrives.
+	EventBidsComplete EventType = "bids_complete"
 
 	EventBidTimeout                    EventType = "bid_timeout"
 	EventClaimGranted                  EventType = "claim_granted"
@@ -214,23 +217,37 @@ func (c *Client) LastEventID(ctx context.Context) (string, error) {
 	return msgs[0].ID, nil
 }
 
-// EventConsumer reads the event stream through a consumer group: each
+// EventConsumer reads a stream of events through a consumer group: each
 // event is delivered until it is acknowledged, across restarts.
 type EventConsumer struct {
 	c        *Client
+	stream   string
 	group    string
 	consumer string
+	// trim deletes acknowledged entries (the orchestrator's queue, whose
+	// history lives in the audit stream).
+	trim bool
 }
 
-// EventConsumer returns a consumer of the event stream in group (created at
-// the start of the stream when missing) under the given consumer name. A
-// restarted process that uses the same consumer name gets its
-// unacknowledged events back first.
+// EventConsumer returns a consumer of the audit event stream in group
+// (created at the start of the stream when missing) under the given
+// consumer name. A restarted process that uses the same consumer name gets
+// its unacknowledged events back first.
 func (c *Client) EventConsumer(ctx context.Context, group, consumer string) (*EventConsumer, error) {
 	if err := c.ensureGroup(ctx, c.keys.Events(), group); err != nil {
 		return nil, err
 	}
-	return &EventConsumer{c: c, group: group, consumer: consumer}, nil
+	return &EventConsumer{c: c, stream: c.keys.Events(), group: group, consumer: consumer}, nil
+}
+
+// QueueConsumer returns a consumer of the orchestrator's queue (see
+// Keys.OrchestratorQueue): only the events the orchestrator acts on.
+// Acknowledged entries are deleted.
+func (c *Client) QueueConsumer(ctx context.Context, group, consumer string) (*EventConsumer, error) {
+	if err := c.ensureGroup(ctx, c.keys.OrchestratorQueue(), group); err != nil {
+		return nil, err
+	}
+	return &EventConsumer{c: c, stream: c.keys.OrchestratorQueue(), group: group, consumer: consumer, trim: true}, nil
 }
 
 func (c *Client) ensureGroup(ctx context.Context, stream, group string) error {
@@ -246,15 +263,16 @@ func (c *Client) ensureGroup(ctx context.Context, stream, group string) error {
 // Pending returns this consumer's delivered but unacknowledged events
 // (after a restart), at most count.
 func (ec *EventConsumer) Pending(ctx context.Context, count int64) ([]Event, error) {
-	msgs, err := ec.c.readGroup(ctx, ec.c.keys.Events(), ec.group, ec.consumer, "0", count, 0, nil)
+	msgs, err := ec.c.readGroup(ctx, ec.stream, ec.group, ec.consumer, "0", count, 0, nil, ec.trim)
 	return decodeEvents(msgs), err
 }
 
 // Next acknowledges ack (ids of handled events) and reads up to count new
-// events, blocking up to block — both in one round trip when events are
-// waiting; on an idle stream the blocking wait is a second command.
+// events, blocking up to block — in one round trip when block is at most
+// MaxPipelinedBlock; a longer block takes a second command when nothing is
+// waiting.
 func (ec *EventConsumer) Next(ctx context.Context, ack []string, count int64, block time.Duration) ([]Event, error) {
-	msgs, err := ec.c.readGroup(ctx, ec.c.keys.Events(), ec.group, ec.consumer, ">", count, block, ack)
+	msgs, err := ec.c.readGroup(ctx, ec.stream, ec.group, ec.consumer, ">", count, block, ack, ec.trim)
 	return decodeEvents(msgs), err
 }
 
@@ -265,36 +283,46 @@ func (ec *EventConsumer) Ack(ctx context.Context, ids ...string) error {
 	}
 	ctx, cancel := ec.c.op(ctx)
 	defer cancel()
-	if err := ec.c.rdb.XAck(ctx, ec.c.keys.Events(), ec.group, ids...).Err(); err != nil {
+	_, err := ec.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAck(ctx, ec.stream, ec.group, ids...)
+		if ec.trim {
+			p.XDel(ctx, ec.stream, ids...)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("blackboard: ack events: %w", err)
 	}
 	return nil
 }
 
-// readGroup acknowledges ack and reads the group, blocking up to block.
-//
-// go-redis bounds a whole pipeline by Options.ReadTimeout (3s by default)
-// and honours a blocking command's own timeout only when the command is
-// sent alone, so a blocking XREADGROUP inside a pipeline fails with an i/o
-// timeout once block exceeds ReadTimeout. The acks therefore ride in a
-// pipeline with a non-blocking read: one round trip whenever events are
-// waiting (the busy case). Only when that read finds nothing does the
-// blocking read follow, on its own.
-func (c *Client) readGroup(ctx context.Context, stream, group, consumer, from string, count int64, block time.Duration, ack []string) ([]redis.XMessage, error) {
+// MaxPipelinedBlock is the longest blocking read sent in the same pipeline
+// as its acknowledgements (less when the client's ReadTimeout is short).
+// go-redis bounds a whole pipeline by the client's ReadTimeout (3s by
+// default) and honours a blocking command's own timeout only when the
+// command is sent alone; a longer block is sent on its own after a
+// non-blocking read with the acknowledgements.
+const MaxPipelinedBlock = 2 * time.Second
+
+// readGroup acknowledges ack (and deletes it when trim) and reads the
+// group, blocking up to block.
+func (c *Client) readGroup(ctx context.Context, stream, group, consumer, from string, count int64, block time.Duration, ack []string, trim bool) ([]redis.XMessage, error) {
 	args := &redis.XReadGroupArgs{Group: group, Consumer: consumer, Streams: []string{stream, from}, Count: count, Block: -1}
-	if len(ack) > 0 || block <= 0 {
-		msgs, err := c.readGroupOnce(ctx, stream, group, args, ack)
-		if err != nil || len(msgs) > 0 || block <= 0 {
-			return msgs, err
-		}
+	if block > 0 && (len(ack) == 0 || block <= c.pipeBlock) {
+		args.Block = block
+		return c.readGroupOnce(ctx, stream, group, args, ack, trim)
+	}
+	msgs, err := c.readGroupOnce(ctx, stream, group, args, ack, trim)
+	if err != nil || len(msgs) > 0 || block <= 0 {
+		return msgs, err
 	}
 	args.Block = block
-	return c.readGroupOnce(ctx, stream, group, args, nil)
+	return c.readGroupOnce(ctx, stream, group, args, nil, trim)
 }
 
-// readGroupOnce sends one XREADGROUP, pipelined after an XACK of ack when
-// there is anything to acknowledge.
-func (c *Client) readGroupOnce(ctx context.Context, stream, group string, args *redis.XReadGroupArgs, ack []string) ([]redis.XMessage, error) {
+// readGroupOnce sends one XREADGROUP, pipelined after an XACK (and XDEL)
+// of ack when there is anything to acknowledge.
+func (c *Client) readGroupOnce(ctx context.Context, stream, group string, args *redis.XReadGroupArgs, ack []string, trim bool) ([]redis.XMessage, error) {
 	bctx, cancel := c.blocking(ctx, max(args.Block, 0))
 	defer cancel()
 	var res []redis.XStream
@@ -305,11 +333,14 @@ func (c *Client) readGroupOnce(ctx context.Context, stream, group string, args *
 		var read *redis.XStreamSliceCmd
 		_, err = c.rdb.Pipelined(bctx, func(p redis.Pipeliner) error {
 			p.XAck(bctx, stream, group, ack...)
+			if trim {
+				p.XDel(bctx, stream, ack...)
+			}
 			read = p.XReadGroup(bctx, args)
 			return nil
 		})
-		if err == nil {
-			res = read.Val()
+		if err == nil || errors.Is(err, redis.Nil) {
+			res, err = read.Val(), nil
 		}
 	}
 	if errors.Is(err, redis.Nil) {

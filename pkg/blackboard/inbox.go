@@ -121,13 +121,13 @@ func (c *Client) Inbox(ctx context.Context, agent, consumer string) (*Inbox, err
 
 // Pending returns this consumer's delivered but unacknowledged entries.
 func (in *Inbox) Pending(ctx context.Context, count int64) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, "0", count, 0, nil)
+	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, "0", count, 0, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
 // Next reads up to count new entries, blocking up to block.
 func (in *Inbox) Next(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, ">", count, block, nil)
+	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, ">", count, block, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
 

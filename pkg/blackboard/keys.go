@@ -85,6 +85,13 @@ func (k Keys) ActiveClaims() string { return k.prefix + "index:claims:active" }
 // Events is the STREAM holding the instance's durable, ordered event log.
 func (k Keys) Events() string { return k.prefix + "events" }
 
+// OrchestratorQueue is the STREAM of the events the orchestrator acts on
+// (new claimable artefacts and results, completed bidding, failed
+// workflows, new agents), appended by the same scripts that append the
+// audit events. It keeps the orchestrator from waking for every audit
+// entry; handled entries are deleted, the audit trail lives in Events.
+func (k Keys) OrchestratorQueue() string { return k.prefix + "orchestrator:queue" }
+
 // Inbox is the STREAM of bid requests and grants for one agent.
 func (k Keys) Inbox(agent string) string { return k.prefix + "agent:" + agent + ":inbox" }
 

@@ -43,6 +43,7 @@ func TestKeys(t *testing.T) {
 		{"ActiveClaims", nil, "sett:<i>:index:claims:active"},
 		{"Events", nil, "sett:<i>:events"},
 		{"Inbox", []string{"<agent>"}, "sett:<i>:agent:<agent>:inbox"},
+		{"OrchestratorQueue", nil, "sett:<i>:orchestrator:queue"},
 		{"Timers", nil, "sett:<i>:timers"},
 		{"Agents", nil, "sett:<i>:agents"},
 		{"Heartbeat", []string{"<agent>"}, "sett:<i>:agent:<agent>:heartbeat"},

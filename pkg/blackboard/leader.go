@@ -110,7 +110,7 @@ func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status Work
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.endWorkflow,
-		[]string{c.keys.Workflow(workflowID), c.keys.Events(), c.keys.Epoch()}, string(body))
+		[]string{c.keys.Workflow(workflowID), c.keys.Events(), c.keys.Epoch(), c.keys.OrchestratorQueue()}, string(body))
 	if err != nil {
 		return false, err
 	}

@@ -12,13 +12,18 @@
 -- KEYS[9]  claim grants HASH        sett:<i>:claim:<c>:grants  (any key when not an output)
 -- KEYS[10] claim outputs HASH       sett:<i>:claim:<c>:outputs (any key when not an output)
 -- KEYS[11] leader epoch STRING      sett:<i>:orchestrator:epoch
+-- KEYS[12] orchestrator queue STREAM sett:<i>:orchestrator:queue
+-- KEYS[13] work lease STRING        sett:<i>:lease:<c>:<agent> (any key when not an output)
+-- KEYS[14] agent inbox STREAM       sett:<i>:agent:<agent>:inbox (any key when not an output)
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
 --          artefact is an agent's result for claim_id), token (the grant
 --          token the agent holds), epoch (orchestrator writes), goal (true
 --          when this artefact starts its workflow), claimable, priority,
---          depth, artefact_channel, workflow_channel.
+--          depth, artefact_channel, workflow_channel, and for results
+--          inbox_entry and inbox_group (the grant's inbox entry, acked
+--          and deleted here, with the lease released).
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -33,8 +38,10 @@
 -- Crash safety: every check runs before the first write, and a Lua script
 -- runs to completion or not at all (a server crash mid-script loses the
 -- whole script with the AOF). So the hash, its thread entry, its index
--- entries, the workflow counters and the artefact_created event appear
--- together or not at all: an artefact can never exist unannounced.
+-- entries, the workflow counters, the artefact_created event and the
+-- orchestrator's queue entry (and, for a result, the released lease and
+-- the acknowledged grant) appear together or not at all: an artefact can
+-- never exist unannounced.
 
 local req = cjson.decode(ARGV[1])
 
@@ -96,6 +103,9 @@ redis.call('ZADD', KEYS[4], ts, req.id)
 redis.call('ZADD', KEYS[5], 0, req.id)
 if req.agent ~= nil and req.agent ~= '' then
   redis.call('HSET', KEYS[10], req.agent, req.id)
+  -- The grant is done: its lease and its inbox entry go with the result.
+  redis.call('DEL', KEYS[13])
+  ack_inbox(KEYS[14], req.inbox_group, req.inbox_entry)
 end
 
 if req.goal then
@@ -119,7 +129,7 @@ else
   end
 end
 
-emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, {
+local announced = {
   'artefact_id', req.id,
   'logical_id', req.logical_id,
   'version', tostring(version),
@@ -130,11 +140,19 @@ emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, {
   'structural_type', req.structural_type,
   'produced_by_role', req.produced_by_role,
   'depth', tostring(req.depth or 0),
-})
+}
+emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, announced)
+-- The orchestrator acts on artefacts that need a claim and on results of
+-- a claim; reviews and failures without a claim are audit only.
+if req.claimable or (req.claim_id ~= nil and req.claim_id ~= '') then
+  announced[#announced + 1] = 'ts'
+  announced[#announced + 1] = tostring(ts)
+  enqueue(KEYS[12], 'artefact_created', announced)
+end
 
 if req.goal and not req.claimable then
   end_workflow(KEYS[7], KEYS[6], req.workflow_channel, req.workflow_id, 'completed',
-    'the goal is not claimable', ts)
+    'the goal is not claimable', ts, KEYS[12])
 end
 
 return {'OK', tostring(ts)}

@@ -3,6 +3,7 @@
 -- KEYS[1] workflow HASH  sett:<i>:workflow:<wf>
 -- KEYS[2] events STREAM  sett:<i>:events
 -- KEYS[3] epoch STRING   sett:<i>:orchestrator:epoch
+-- KEYS[4] orchestrator queue STREAM  sett:<i>:orchestrator:queue
 -- ARGV[1] JSON request: workflow_id, status, reason, epoch, workflow_channel
 --
 -- Returns {'OK', status} when this call ended the workflow,
@@ -23,5 +24,5 @@ end
 if status ~= 'running' then
   return {'WORKFLOW_ENDED', status}
 end
-end_workflow(KEYS[1], KEYS[2], req.workflow_channel, req.workflow_id, req.status, req.reason, now_ms())
+end_workflow(KEYS[1], KEYS[2], req.workflow_channel, req.workflow_id, req.status, req.reason, now_ms(), KEYS[4])
 return {'OK', req.status}

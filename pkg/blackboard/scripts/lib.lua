@@ -77,26 +77,56 @@ local function deliver(inbox, ts)
   end
 end
 
+-- enqueue appends an entry for the orchestrator to act on (its queue
+-- stream); fields is a flat list k1, v1, ...
+local function enqueue(queue, name, fields)
+  local args = {'XADD', queue, '*', 'event', name}
+  for i = 1, #fields, 2 do
+    local v = fields[i + 1]
+    if v ~= nil and v ~= '' and v ~= cjson.null then
+      args[#args + 1] = fields[i]
+      args[#args + 1] = tostring(v)
+    end
+  end
+  redis.call(unpack(args))
+end
+
 -- end_workflow moves a running workflow to a final status and announces it
--- once. Returns true when this call ended it.
-local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts)
+-- once. A workflow that fails or is cancelled is also queued for the
+-- orchestrator, which then ends its open claims. Returns true when this
+-- call ended it.
+local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return false
   end
   redis.call('HSET', wf_key, 'status', status, 'ended_at_ms', tostring(ts), 'outcome', reason)
   emit(stream, channel, 'workflow_completed', ts,
     {'workflow_id', wf_id, 'status', status, 'reason', reason})
+  if status ~= 'completed' then
+    enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
+  end
   return true
 end
 
 -- close_item decrements a running workflow's open items and completes the
 -- workflow when nothing is left open.
-local function close_item(wf_key, stream, channel, wf_id, ts)
+local function close_item(wf_key, stream, channel, wf_id, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return
   end
   local open = redis.call('HINCRBY', wf_key, 'open_items', -1)
   if open <= 0 then
-    end_workflow(wf_key, stream, channel, wf_id, 'completed', 'all work complete', ts)
+    end_workflow(wf_key, stream, channel, wf_id, 'completed', 'all work complete', ts, queue)
   end
+end
+
+-- ack_inbox acknowledges and deletes an agent's handled inbox entry in the
+-- same step as its effect, so a cub never redoes finished work and never
+-- needs a round trip of its own for the acknowledgement.
+local function ack_inbox(inbox, group, entry)
+  if entry == nil or entry == '' or entry == cjson.null then
+    return
+  end
+  redis.call('XACK', inbox, group, entry)
+  redis.call('XDEL', inbox, entry)
 end

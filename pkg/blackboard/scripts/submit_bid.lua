@@ -3,8 +3,13 @@
 -- KEYS[1] bids HASH       sett:<i>:claim:<id>:bids
 -- KEYS[2] claim HASH      sett:<i>:claim:<id>
 -- KEYS[3] events STREAM   sett:<i>:events
+-- KEYS[4] orchestrator queue STREAM  sett:<i>:orchestrator:queue
+-- KEYS[5] agent inbox STREAM         sett:<i>:agent:<agent>:inbox
 --
--- ARGV[1] JSON request: claim_id, agent, bid, claim_channel
+-- ARGV[1] JSON request: claim_id, agent, bid, claim_channel, and
+--         optionally inbox_entry and inbox_group: the bid request being
+--         answered, acknowledged whatever the outcome (every outcome
+--         finishes it).
 --
 -- Returns {'OK'} or
 --   {'NOT_FOUND', 'claim'}
@@ -12,10 +17,12 @@
 --   {'NOT_INVITED', agent}     the agent is not among the expected bidders
 --   {'EXISTS', bid}            the agent already bid (the stored bid)
 --
--- Crash safety: HSETNX and the bid_submitted event happen in one atomic
--- script, so the orchestrator sees every stored bid announced exactly once.
+-- Crash safety: HSETNX, the bid_submitted event, the orchestrator's queue
+-- entry and the inbox acknowledgement happen in one atomic script, so a
+-- stored bid is announced exactly once and its request never redone.
 
 local req = cjson.decode(ARGV[1])
+ack_inbox(KEYS[5], req.inbox_group, req.inbox_entry)
 local claim = redis.call('HMGET', KEYS[2], 'status', 'expected_bidders', 'workflow_id')
 if claim[1] == false then
   return {'NOT_FOUND', 'claim'}
@@ -38,10 +45,21 @@ end
 if redis.call('HSETNX', KEYS[1], req.agent, req.bid) == 0 then
   return {'EXISTS', redis.call('HGET', KEYS[1], req.agent)}
 end
-emit(KEYS[3], req.claim_channel, 'bid_submitted', now_ms(), {
+local ts = now_ms()
+emit(KEYS[3], req.claim_channel, 'bid_submitted', ts, {
   'claim_id', req.claim_id,
   'workflow_id', claim[3] or '',
   'agent', req.agent,
   'bid', req.bid,
 })
+-- Only the last expected bid can move consensus on: the orchestrator is
+-- woken once per claim, not once per bid (the bid deadline covers the
+-- agents that never answer).
+local expected = 0
+if claim[2] then
+  expected = #cjson.decode(claim[2])
+end
+if redis.call('HLEN', KEYS[1]) >= expected then
+  enqueue(KEYS[4], 'bids_complete', {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts)})
+end
 return {'OK'}

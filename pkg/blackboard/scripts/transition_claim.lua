@@ -9,7 +9,8 @@
 -- KEYS[6]  leader epoch STRING sett:<i>:orchestrator:epoch
 -- KEYS[7]  bids HASH           sett:<i>:claim:<id>:bids
 -- KEYS[8]  grants HASH         sett:<i>:claim:<id>:grants
--- KEYS[9..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[9]  orchestrator queue STREAM sett:<i>:orchestrator:queue
+-- KEYS[10..] agent inbox STREAMs referenced by index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, workflow_id, epoch,
@@ -91,10 +92,10 @@ emit_all(KEYS[3], ts, req.events)
 deliver(req.inbox, ts)
 
 if req.fail_workflow then
-  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, 'failed', req.fail_reason or 'failed', ts)
+  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, 'failed', req.fail_reason or 'failed', ts, KEYS[9])
 end
 if final and req.close_item then
-  close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts)
+  close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts, KEYS[9])
 end
 
 return {'OK', tostring(rev + 1), tostring(ts)}

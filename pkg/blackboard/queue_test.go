@@ -1,0 +1,154 @@
+package blackboard_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// queued reads the orchestrator's queue: event type of each entry.
+func queued(t *testing.T, c *blackboard.Client) []string {
+	t.Helper()
+	raw := redistest.Raw(t)
+	msgs, err := raw.XRange(t.Context(), c.Keys().OrchestratorQueue(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Values["event"].(string)+":"+str(m.Values["claim_id"])+str(m.Values["artefact_id"]))
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func TestOrchestratorQueueGetsOnlyWhatItActsOn(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	g := startWorkflow(t, c)
+	if got := queued(t, c); !slices.Equal(got, []string{"artefact_created:" + g.ID}) {
+		t.Fatalf("queue after a goal = %v, want its artefact_created", got)
+	}
+	// A review without a claim is audit only.
+	r := child(g.ID)
+	r.StructuralType = blackboard.StructuralReview
+	create(t, c, r)
+	if n := len(queued(t, c)); n != 1 {
+		t.Fatalf("a claimless review was queued (%d entries)", n)
+	}
+	// Bids: only the last expected bid wakes the orchestrator.
+	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "a", "b", "c"), BidTimeout: time.Hour})
+	for _, agent := range []string{"a", "b"} {
+		if err := c.SubmitBid(t.Context(), cl.ID, agent, blackboard.BidIgnore); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(queued(t, c)); n != 1 {
+		t.Fatalf("%d queue entries before the last bid, want 1", n)
+	}
+	if err := c.SubmitBid(t.Context(), cl.ID, "c", blackboard.BidExclusive); err != nil {
+		t.Fatal(err)
+	}
+	if got := queued(t, c); len(got) != 2 || got[1] != "bids_complete:"+cl.ID {
+		t.Fatalf("queue = %v, want bids_complete for %s last", got, cl.ID)
+	}
+	// The audit stream still has every bid.
+	if n := len(eventsOf(t, c, blackboard.EventBidSubmitted)); n != 3 {
+		t.Fatalf("%d bid_submitted events, want 3", n)
+	}
+	// A failed workflow is queued so its claims get ended.
+	if _, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowFailed, "budget", 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := queued(t, c); len(got) != 3 || got[2] != "workflow_completed:" {
+		t.Fatalf("queue = %v, want workflow_completed last", got)
+	}
+	// The queue consumer deletes what it acknowledges.
+	qc, err := c.QueueConsumer(t.Context(), "orchestrator", "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := qc.Next(t.Context(), nil, 10, 0)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("Next = %d events, %v", len(evs), err)
+	}
+	var ids []string
+	for _, e := range evs {
+		ids = append(ids, e.StreamID)
+	}
+	if err := qc.Ack(t.Context(), ids...); err != nil {
+		t.Fatal(err)
+	}
+	if got := queued(t, c); len(got) != 0 {
+		t.Fatalf("queue after ack = %v, want empty", got)
+	}
+}
+
+func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	g := startWorkflow(t, c)
+	claim := pendingClaim(g, "coder")
+	claim.Status = blackboard.ClaimPendingConsensus
+	createClaim(t, c, blackboard.NewClaim{Claim: claim, BidTimeout: time.Hour, Inbox: []blackboard.InboxMessage{{
+		Agent: "coder", Kind: blackboard.MessageBidRequest, ClaimID: claim.ID, ArtefactID: g.ID, WorkflowID: g.ID,
+	}}})
+	in, err := c.Inbox(ctx, "coder", "cub-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := in.Next(ctx, 10, 0)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("inbox = %v, %v", entries, err)
+	}
+	if err := c.AnswerBidRequest(ctx, entries[0], blackboard.BidExclusive); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := in.Pending(ctx, 10); err != nil || len(p) != 0 {
+		t.Fatalf("pending after the bid = %v, %v; want the request acknowledged", p, err)
+	}
+	// A repeated answer (a replay) is refused and still acknowledges.
+	if err := c.AnswerBidRequest(ctx, entries[0], blackboard.BidExclusive); err == nil {
+		t.Fatal("a second bid was accepted")
+	}
+
+	// A grant: TakeGrant leases and reads; the result releases the lease
+	// and acknowledges the grant in one step.
+	grant := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: g.ID, WorkflowID: g.ID,
+		Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "coder"}
+	msg := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageGrant, ClaimID: grant.ID, ArtefactID: g.ID,
+		WorkflowID: g.ID, Grant: blackboard.GrantExclusive, Token: "1"}
+	createClaim(t, c, blackboard.NewClaim{Claim: grant, Grants: map[string]string{"coder": "1"}, Inbox: []blackboard.InboxMessage{msg}})
+	entries, err = in.Next(ctx, 10, 0)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("inbox = %v, %v", entries, err)
+	}
+	view, err := c.TakeGrant(ctx, entries[0].InboxMessage, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Claim.ID != grant.ID || view.Target.ID != g.ID || view.Workflow.ID != g.ID {
+		t.Fatalf("TakeGrant read %s/%s/%s", view.Claim.ID, view.Target.ID, view.Workflow.ID)
+	}
+	raw := redistest.Raw(t)
+	if n := raw.Exists(ctx, c.Keys().Lease(grant.ID, "coder")).Val(); n != 1 {
+		t.Fatal("TakeGrant took no lease")
+	}
+	res := child(g.ID)
+	res.ClaimID, res.ProducedByAgent = grant.ID, "coder"
+	create(t, c, res, blackboard.WriteAuth{GrantToken: "1", InboxEntry: entries[0].StreamID})
+	if n := raw.Exists(ctx, c.Keys().Lease(grant.ID, "coder")).Val(); n != 0 {
+		t.Error("the lease outlived the result")
+	}
+	if p, err := in.Pending(ctx, 10); err != nil || len(p) != 0 {
+		t.Errorf("pending after the result = %v, %v; want the grant acknowledged", p, err)
+	}
+	if n := raw.XLen(ctx, c.Keys().Inbox("coder")).Val(); n != 0 {
+		t.Errorf("inbox holds %d entries, want the handled ones deleted", n)
+	}
+}
