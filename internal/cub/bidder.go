@@ -4,27 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/bidding"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Bidder decides an agent's bid on a claim (SPEC §7), in this order:
-//  1. never on the agent's own outputs (unless bid_on_own_outputs), so a
-//     simple pipeline cannot loop on itself;
-//  2. the bid_script, when configured and when it answers a valid bid;
-//  3. the consumes patterns: a type none of them matches is ignored;
-//  4. the static bidding_strategy.
+// Bidder decides an agent's bid on a claim with the agent's rules (package
+// bidding): never on its own outputs unless configured, then the
+// bid_script when it answers a valid bid, then the consumes patterns and
+// the static bidding_strategy.
 //
 // Safe for concurrent use.
 type Bidder struct {
-	bb  *blackboard.Client
-	set Settings
-	log zerolog.Logger
+	bb    *blackboard.Client
+	set   Settings
+	rules bidding.Rules
+	log   zerolog.Logger
 	// RunFunc runs the bid script; tool.Run unless a test replaces it.
 	RunFunc func(context.Context, tool.Spec) tool.Result
 	env     []string
@@ -32,34 +31,21 @@ type Bidder struct {
 
 // NewBidder returns a bidder for the agent in set.
 func NewBidder(bb *blackboard.Client, set Settings, env []string, log zerolog.Logger) *Bidder {
-	return &Bidder{bb: bb, set: set, env: env, RunFunc: tool.Run,
+	rules := bidding.Rules{Role: set.Role, Strategy: blackboard.Bid(set.Strategy), Consumes: set.Consumes,
+		BidOnOwnOutputs: set.BidOnOwnOutputs, HasScript: len(set.BidScript) > 0}
+	return &Bidder{bb: bb, set: set, rules: rules, env: env, RunFunc: tool.Run,
 		log: log.With().Str("component", "bidder").Logger()}
 }
 
 // Decide returns the bid for a bid request and a short reason for the log.
 func (b *Bidder) Decide(ctx context.Context, req blackboard.InboxMessage) (blackboard.Bid, string) {
-	if req.ProducedByRole == b.set.Role && !b.set.BidOnOwnOutputs {
-		return blackboard.BidIgnore, "own output"
+	if bid, why, decided := b.rules.Static(req.ArtefactType, req.ProducedByRole); decided {
+		return bid, why
 	}
-	if len(b.set.BidScript) > 0 {
-		if bid, ok := b.fromScript(ctx, req); ok {
-			return bid, "bid_script"
-		}
+	if bid, ok := b.fromScript(ctx, req); ok {
+		return bid, bidding.ReasonScript
 	}
-	if len(b.set.Consumes) > 0 && !Consumes(b.set.Consumes, req.ArtefactType) {
-		return blackboard.BidIgnore, "type not consumed"
-	}
-	return blackboard.Bid(b.set.Strategy), "bidding_strategy"
-}
-
-// Consumes reports whether any pattern (path.Match syntax) matches typ.
-func Consumes(patterns []string, typ string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, typ); ok {
-			return true
-		}
-	}
-	return false
+	return b.rules.Fallback(req.ArtefactType)
 }
 
 // bidScriptInput is the document a bid script reads on stdin.

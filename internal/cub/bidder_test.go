@@ -37,26 +37,6 @@ func TestParseBid(t *testing.T) {
 	}
 }
 
-func TestConsumes(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		patterns []string
-		typ      string
-		want     bool
-	}{
-		{[]string{"Plan"}, "Plan", true},
-		{[]string{"Plan"}, "PlanB", false},
-		{[]string{"Code*"}, "CodeCommit", true},
-		{[]string{"Goal*", "Plan"}, "Plan", true},
-		{[]string{"[A-C]*"}, "Design", false},
-		{nil, "Plan", false},
-	} {
-		if got := Consumes(tc.patterns, tc.typ); got != tc.want {
-			t.Errorf("Consumes(%v, %q) = %v, want %v", tc.patterns, tc.typ, got, tc.want)
-		}
-	}
-}
-
 // claimFor writes a goal and a claim asking agent to bid, and returns the
 // bid request the agent would read.
 func claimFor(t *testing.T, bb *blackboard.Client, agent, producer string) blackboard.InboxMessage {

@@ -2,6 +2,8 @@ package cub
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/settdev/sett/internal/redistest"
@@ -71,14 +73,16 @@ func TestContextChainLatestVersionsDedupedAndOrdered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Spec appears once, as its latest version; newest first.
-	got := ids(chain.Artefacts)
-	want := []string{design.ID, plan.ID, specV2.ID}
-	if design.CreatedAtMs == plan.CreatedAtMs && plan.ID < design.ID {
-		want = []string{plan.ID, design.ID, specV2.ID}
-	}
-	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || chain.Truncated {
-		t.Fatalf("chain %v (truncated %v), want %v", got, chain.Truncated, want)
+	// Spec appears once, as its latest version; newest first, ties by id.
+	want := []*blackboard.Artefact{design, plan, specV2}
+	sort.Slice(want, func(i, j int) bool {
+		if want[i].CreatedAtMs != want[j].CreatedAtMs {
+			return want[i].CreatedAtMs > want[j].CreatedAtMs
+		}
+		return want[i].ID < want[j].ID
+	})
+	if got := ids(chain.Artefacts); !slices.Equal(got, ids(want)) || chain.Truncated {
+		t.Fatalf("chain %v (truncated %v), want %v", got, chain.Truncated, ids(want))
 	}
 }
 

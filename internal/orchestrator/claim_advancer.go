@@ -204,47 +204,18 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 }
 
 // phase waits until every granted agent delivered, then moves on: judges
-// reviews, advances to the next phase, or completes.
+// reviews, advances to the next phase, or completes. A Failure ends the
+// claim at once, even while other agents still work.
 func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, checkLeases bool) error {
 	cl := st.Claim
 	granted := cl.GrantedAgents()
-	var missing, delivered []string
-	ids := []string{cl.ArtefactID}
+	var missing []string
 	for _, agent := range granted {
-		if out, ok := st.Outputs[agent]; ok {
-			ids = append(ids, out)
-			delivered = append(delivered, agent)
-		} else {
+		if st.Failed[agent] {
+			return a.agentFailed(ctx, st, agent)
+		}
+		if _, ok := st.Outputs[agent]; !ok {
 			missing = append(missing, agent)
-		}
-	}
-	// Outputs carry their structural type and payload; read them (with the
-	// target, which reviews and reworks need) in one round trip. A Failure
-	// ends the claim at once, even while other agents still work.
-	var outputs map[string]*blackboard.Artefact
-	var target *blackboard.Artefact
-	if len(ids) > 1 || len(missing) == 0 {
-		arts, err := a.bb.GetArtefacts(ctx, ids)
-		if err != nil {
-			return err
-		}
-		target = arts[0]
-		outputs = make(map[string]*blackboard.Artefact, len(delivered))
-		for i, agent := range delivered {
-			if arts[i+1] == nil {
-				return fmt.Errorf("orchestrator: claim %s: output %s of %s does not exist", cl.ID, ids[i+1], agent)
-			}
-			outputs[agent] = arts[i+1]
-		}
-	}
-	for _, agent := range granted {
-		if out, ok := outputs[agent]; ok && out.StructuralType == blackboard.StructuralFailure {
-			reason := fmt.Sprintf("Terminated due to agent failure (agent %s, %s). See Failure artefact: [%s]", agent, out.Type, out.ID)
-			return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
-				fmt.Sprintf("agent %s failed on claim %s: %s", agent, short(cl.ID), out.Summary),
-				a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agent, map[string]string{
-					"reason": reason, "failure_id": out.ID, "failure_type": out.Type,
-				}))
 		}
 	}
 	if len(missing) > 0 {
@@ -256,10 +227,20 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
 	switch cl.Status {
 	case blackboard.ClaimPendingReview:
+		// Reviews are judged by their payload: read them, with the target
+		// a rejection sends back, in one round trip.
+		target, outputs, err := a.readOutputs(ctx, st, granted)
+		if err != nil {
+			return err
+		}
 		return a.reviewOutcome(ctx, st, target, outputs)
 	case blackboard.ClaimPendingParallel:
 		return a.grantFrom(ctx, st, phaseExclusive, st.Bids, nil, nil)
 	case blackboard.ClaimPendingAssignment:
+		_, outputs, err := a.readOutputs(ctx, st, granted)
+		if err != nil {
+			return err
+		}
 		out := outputs[cl.GrantedExclusiveAgent]
 		reason := fmt.Sprintf("Rework delivered as version %d: [%s]", out.Version, out.ID)
 		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
@@ -273,6 +254,43 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
 	}
+}
+
+// readOutputs reads the claim's target and the given agents' outputs in
+// one round trip.
+func (a *ClaimAdvancer) readOutputs(ctx context.Context, st *blackboard.ClaimState, agents []string) (*blackboard.Artefact, map[string]*blackboard.Artefact, error) {
+	cl := st.Claim
+	ids := []string{cl.ArtefactID}
+	for _, agent := range agents {
+		ids = append(ids, st.Outputs[agent])
+	}
+	arts, err := a.bb.GetArtefacts(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	outputs := make(map[string]*blackboard.Artefact, len(agents))
+	for i, agent := range agents {
+		if arts[i+1] == nil {
+			return nil, nil, fmt.Errorf("orchestrator: claim %s: output %s of %s does not exist", cl.ID, ids[i+1], agent)
+		}
+		outputs[agent] = arts[i+1]
+	}
+	return arts[0], outputs, nil
+}
+
+// agentFailed terminates the claim because agent delivered a Failure.
+func (a *ClaimAdvancer) agentFailed(ctx context.Context, st *blackboard.ClaimState, agent string) error {
+	cl := st.Claim
+	out, err := a.bb.GetArtefact(ctx, st.Outputs[agent])
+	if err != nil {
+		return err
+	}
+	reason := fmt.Sprintf("Terminated due to agent failure (agent %s, %s). See Failure artefact: [%s]", agent, out.Type, out.ID)
+	return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+		fmt.Sprintf("agent %s failed on claim %s: %s", agent, short(cl.ID), out.Summary),
+		a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agent, map[string]string{
+			"reason": reason, "failure_id": out.ID, "failure_type": out.Type,
+		}))
 }
 
 // reviewOutcome moves on when every review approves and starts the

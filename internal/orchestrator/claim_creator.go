@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -42,8 +43,22 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 	}
 	version, _ := strconv.Atoi(ev.Field("version"))
 	depth, _ := strconv.Atoi(ev.Field("depth"))
-	bidders := c.dir.Live()
 	claimID := blackboard.DeriveID("claim", ev.ArtefactID)
+	// Live agents whose rules already say ignore are not asked: their
+	// bid is recorded at once. The others are asked through their inbox.
+	var bidders, ignoring []string
+	decided := map[string]blackboard.Bid{}
+	for _, agent := range c.dir.Live() {
+		rules, ok := c.set.Rules[agent]
+		if ok {
+			if bid, _, sure := rules.Static(ev.Field("type"), ev.Field("produced_by_role")); sure && bid == blackboard.BidIgnore {
+				decided[agent] = blackboard.BidIgnore
+				ignoring = append(ignoring, agent)
+				continue
+			}
+		}
+		bidders = append(bidders, agent)
+	}
 	inbox := make([]blackboard.InboxMessage, len(bidders))
 	for i, agent := range bidders {
 		inbox[i] = blackboard.InboxMessage{
@@ -52,6 +67,12 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			ArtefactType: ev.Field("type"), StructuralType: blackboard.StructuralType(ev.Field("structural_type")),
 			ProducedByRole: ev.Field("produced_by_role"),
 		}
+	}
+	var events []blackboard.Event
+	if len(ignoring) > 0 {
+		events = append(events, blackboard.Event{Type: blackboard.EventBidsDecided, WorkflowID: ev.WorkflowID,
+			ClaimID: claimID, ArtefactID: ev.ArtefactID,
+			Fields: map[string]string{"ignore": strings.Join(ignoring, ","), "reason": "the agents' rules exclude this artefact"}})
 	}
 	iteration := 0
 	if version > 1 {
@@ -65,6 +86,8 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			Iteration:       iteration,
 		},
 		ByArtefact: true,
+		Bids:       decided,
+		Events:     events,
 		BidTimeout: c.set.BidTimeout,
 		Budget:     blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth},
 		Inbox:      inbox,

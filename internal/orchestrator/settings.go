@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"time"
 
+	"github.com/settdev/sett/internal/bidding"
 	"github.com/settdev/sett/internal/config"
 )
 
@@ -25,6 +26,10 @@ type Settings struct {
 	MaxChainDepth        int
 	// Agents are the configured agents, name → role.
 	Agents map[string]string
+	// Rules are the configured agents' bidding rules; an agent whose rules
+	// already say ignore for an artefact is not asked to bid on it.
+	// Agents without rules are always asked.
+	Rules map[string]bidding.Rules
 	// LeaderTTL is the leader lease TTL; zero means 10s.
 	LeaderTTL time.Duration
 	// Workers is the number of concurrent claim handlers; zero means 16.
@@ -42,9 +47,11 @@ type Settings struct {
 // SettingsFrom builds Settings from a loaded, validated config.
 func SettingsFrom(c *config.Config) Settings {
 	agents := make(map[string]string, len(c.Agents))
+	rules := make(map[string]bidding.Rules, len(c.Agents))
 	for _, name := range c.AgentNames() {
 		a, _ := c.Agent(name)
 		agents[name] = a.Role
+		rules[name] = bidding.FromConfig(a)
 	}
 	o := c.Orchestrator
 	return Settings{
@@ -55,6 +62,7 @@ func SettingsFrom(c *config.Config) Settings {
 		MaxWorkflowArtefacts: o.MaxWorkflowArtefacts,
 		MaxChainDepth:        o.MaxChainDepth,
 		Agents:               agents,
+		Rules:                rules,
 	}
 }
 

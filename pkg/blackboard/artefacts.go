@@ -131,11 +131,12 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
 	// Keys a write does not use get a placeholder of the same slot.
-	grants, outputs, lease, inbox := c.keys.Artefact(a.ID), c.keys.Artefact(a.ID), c.keys.Artefact(a.ID), c.keys.Artefact(a.ID)
+	placeholder := c.keys.Artefact(a.ID)
+	grants, outputs, lease, inbox, failures := placeholder, placeholder, placeholder, placeholder, placeholder
 	if auth.GrantToken != "" {
 		req["agent"] = a.ProducedByAgent
 		req["token"] = auth.GrantToken
-		grants, outputs = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID)
+		grants, outputs, failures = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID), c.keys.Failures(a.ClaimID)
 		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.Inbox(a.ProducedByAgent)
 		if auth.InboxEntry != "" {
 			req["inbox_entry"] = auth.InboxEntry
@@ -153,7 +154,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Artefact(a.ID), c.keys.Thread(a.LogicalID), c.keys.ArtefactIndex(),
 		c.keys.WorkflowArtefactIndex(a.WorkflowID), c.keys.ArtefactIDIndex(), c.keys.Events(),
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
-		c.keys.OrchestratorQueue(), lease, inbox,
+		c.keys.OrchestratorQueue(), lease, inbox, failures,
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

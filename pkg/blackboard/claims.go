@@ -62,6 +62,9 @@ type NewClaim struct {
 	Budget Budget
 	// Grants are agent → token pairs for a claim granted at creation.
 	Grants map[string]string
+	// Bids are decided at creation for agents that are not asked (their
+	// rules already say ignore); they must not be ExpectedBidders.
+	Bids map[string]Bid
 	// Inbox holds the bid requests or grants to deliver.
 	Inbox []InboxMessage
 	// Events are extra events to append after claim_created.
@@ -120,6 +123,16 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	if len(nc.Grants) > 0 {
 		req["grants"] = flatten(nc.Grants)
 	}
+	if len(nc.Bids) > 0 {
+		bids := make(map[string]string, len(nc.Bids))
+		for agent, b := range nc.Bids {
+			if err := ValidateAgentName(agent); err != nil || !b.Valid() {
+				return "", false, fmt.Errorf("%w: claim %s: decided bid %q of agent %q", ErrInvalid, cl.ID, b, agent)
+			}
+			bids[agent] = string(b)
+		}
+		req["bids"] = flatten(bids)
+	}
 	if len(nc.Events) > 0 {
 		req["events"] = c.encodeEvents(nc.Events)
 	}
@@ -130,7 +143,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	keys := []string{
 		c.keys.Claim(cl.ID), byArtefact, c.keys.ActiveClaims(), c.keys.WorkflowClaimIndex(cl.WorkflowID),
 		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
-		c.keys.Epoch(), c.keys.Grants(cl.ID),
+		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID),
 	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
@@ -440,6 +453,8 @@ type ClaimState struct {
 	Grants map[string]string
 	// Outputs maps agent → the artefact id it produced for this claim.
 	Outputs map[string]string
+	// Failed lists the agents whose output is a Failure artefact.
+	Failed map[string]bool
 	// LiveLeases lists the granted agents whose work lease exists (only
 	// filled when requested).
 	LiveLeases map[string]bool
@@ -462,6 +477,7 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	bidsCmd := pipe.HGetAll(ctx, c.keys.Bids(claimID))
 	grantsCmd := pipe.HGetAll(ctx, c.keys.Grants(claimID))
 	outCmd := pipe.HGetAll(ctx, c.keys.Outputs(claimID))
+	failCmd := pipe.SMembers(ctx, c.keys.Failures(claimID))
 	timeCmd := pipe.Time(ctx)
 	var wfCmd *redis.MapStringStringCmd
 	if ValidateID(workflowID) == nil {
@@ -486,7 +502,11 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 		Bids:    decodeBids(bidsCmd.Val()),
 		Grants:  grantsCmd.Val(),
 		Outputs: outCmd.Val(),
+		Failed:  make(map[string]bool, len(failCmd.Val())),
 		NowMs:   timeCmd.Val().UnixMilli(),
+	}
+	for _, a := range failCmd.Val() {
+		st.Failed[a] = true
 	}
 	if len(leasesOf) > 0 {
 		st.LiveLeases = make(map[string]bool, len(leasesOf))

@@ -29,6 +29,7 @@ const (
 	EventBidsComplete EventType = "bids_complete"
 
 	EventBidTimeout                    EventType = "bid_timeout"
+	EventBidsDecided                   EventType = "bids_decided"
 	EventClaimGranted                  EventType = "claim_granted"
 	EventClaimCompleted                EventType = "claim_completed"
 	EventClaimTerminated               EventType = "claim_terminated"

@@ -44,6 +44,10 @@ func (k Keys) Grants(claimID string) string { return k.prefix + "claim:" + claim
 // the artefact the agent produced for the claim.
 func (k Keys) Outputs(claimID string) string { return k.prefix + "claim:" + claimID + ":outputs" }
 
+// Failures is the SET of agents whose result for the claim is a Failure
+// artefact, so the orchestrator sees a failure without reading the result.
+func (k Keys) Failures(claimID string) string { return k.prefix + "claim:" + claimID + ":failures" }
+
 // ClaimByArtefact is the STRING mapping an artefact to its regular claim,
 // which makes claim creation idempotent.
 func (k Keys) ClaimByArtefact(artefactID string) string {

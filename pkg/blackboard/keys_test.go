@@ -44,6 +44,7 @@ func TestKeys(t *testing.T) {
 		{"Events", nil, "sett:<i>:events"},
 		{"Inbox", []string{"<agent>"}, "sett:<i>:agent:<agent>:inbox"},
 		{"OrchestratorQueue", nil, "sett:<i>:orchestrator:queue"},
+		{"Failures", []string{"<id>"}, "sett:<i>:claim:<id>:failures"},
 		{"Timers", nil, "sett:<i>:timers"},
 		{"Agents", nil, "sett:<i>:agents"},
 		{"Heartbeat", []string{"<agent>"}, "sett:<i>:agent:<agent>:heartbeat"},

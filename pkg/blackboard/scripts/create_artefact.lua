@@ -15,6 +15,7 @@
 -- KEYS[12] orchestrator queue STREAM sett:<i>:orchestrator:queue
 -- KEYS[13] work lease STRING        sett:<i>:lease:<c>:<agent> (any key when not an output)
 -- KEYS[14] agent inbox STREAM       sett:<i>:agent:<agent>:inbox (any key when not an output)
+-- KEYS[15] claim failures SET       sett:<i>:claim:<c>:failures (any key when not an output)
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -103,6 +104,9 @@ redis.call('ZADD', KEYS[4], ts, req.id)
 redis.call('ZADD', KEYS[5], 0, req.id)
 if req.agent ~= nil and req.agent ~= '' then
   redis.call('HSET', KEYS[10], req.agent, req.id)
+  if req.structural_type == 'Failure' then
+    redis.call('SADD', KEYS[15], req.agent)
+  end
   -- The grant is done: its lease and its inbox entry go with the result.
   redis.call('DEL', KEYS[13])
   ack_inbox(KEYS[14], req.inbox_group, req.inbox_entry)

@@ -11,7 +11,8 @@
 -- KEYS[8]  timers ZSET               sett:<i>:timers
 -- KEYS[9]  leader epoch STRING       sett:<i>:orchestrator:epoch
 -- KEYS[10] grants HASH               sett:<i>:claim:<id>:grants
--- KEYS[11..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
+-- KEYS[12..] agent inbox STREAMs referenced by index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, artefact_id, workflow_id, status, epoch,
@@ -22,6 +23,8 @@
 --   timer_in_ms      >0: a timer at now+timer_in_ms (used when no bid timeout)
 --   max_artefacts, max_depth, depth   budgets (0 = unlimited)
 --   grants           flat list agent, token, ...
+--   bids             flat list agent, bid, ... decided without asking the
+--                    agent (its rules already say ignore)
 --   inbox            list of {key = KEYS index, channel, fields = {k, v, ...}}
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
@@ -109,6 +112,13 @@ if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
     g[#g + 1] = v
   end
   redis.call(unpack(g))
+end
+if req.bids ~= nil and req.bids ~= cjson.null and #req.bids > 0 then
+  local b = {'HSET', KEYS[11]}
+  for _, v in ipairs(req.bids) do
+    b[#b + 1] = v
+  end
+  redis.call(unpack(b))
 end
 if req.adds_item then
   redis.call('HINCRBY', KEYS[7], 'open_items', 1)
