@@ -27,8 +27,8 @@ test-short: ## Unit tests only (need nothing running)
 	$(GO) test -short -count=1 ./...
 
 .PHONY: test-unit
-test-unit: ## Unit and integration tests (need redis-server), without Docker
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
+test-unit: ## Unit and integration tests (need redis-server), without Docker (race detector: needs cgo)
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 
 .PHONY: lint
 lint: ## gofmt check and go vet
@@ -36,7 +36,7 @@ lint: ## gofmt check and go vet
 	$(GO) vet ./...
 
 .PHONY: test
-test: lint test-unit ## The whole suite: lint, unit, integration and e2e tests
+test: lint test-unit test-e2e ## The whole suite: lint, unit, integration (real redis-server) and e2e (real Docker) tests
 
 .PHONY: clean
 clean: ## Remove build outputs

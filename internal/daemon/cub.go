@@ -30,6 +30,9 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
 	}
+	if err := hideEnvironment(); err != nil {
+		return fmt.Errorf("cub: hide the environment from tools: %w", err)
+	}
 	cfg, warnings, err := c.load()
 	if err != nil {
 		return err

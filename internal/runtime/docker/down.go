@@ -1,0 +1,101 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/settdev/sett/internal/instance"
+)
+
+// Down stops and removes the instance's containers and network, found by
+// their labels: the agents and the orchestrator first (each gets
+// Options.StopTimeout after SIGTERM), Redis last, so that the daemons
+// leave cleanly. The Redis volume and the saved password stay unless
+// purge. Down on an instance that has nothing left is not an error.
+//
+// Errors wrap ErrDockerUnavailable or name what could not be removed.
+func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) error {
+	if rec == nil || rec.Name == "" {
+		return fmt.Errorf("%w: no instance record", ErrInvalidSpec)
+	}
+	cli, err := r.client(ctx)
+	if err != nil {
+		return err
+	}
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: instanceFilter(rec.Name)})
+	if err != nil {
+		return fmt.Errorf("docker: list containers of %s: %w", rec.Name, err)
+	}
+	var daemons, redis []string
+	for _, c := range list.Items {
+		if c.Labels[LabelComponent] == ComponentRedis {
+			redis = append(redis, c.ID)
+		} else {
+			daemons = append(daemons, c.ID)
+		}
+	}
+	var errs []error
+	for _, stage := range [][]string{daemons, redis} {
+		errs = append(errs, r.stopAll(ctx, cli, stage)...)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+
+	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: instanceFilter(rec.Name)})
+	if err != nil {
+		return fmt.Errorf("docker: list networks of %s: %w", rec.Name, err)
+	}
+	for _, n := range nets.Items {
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("docker: remove network %s: %w", n.Name, err))
+		}
+	}
+	if purge {
+		vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: instanceFilter(rec.Name)})
+		if err != nil {
+			return fmt.Errorf("docker: list volumes of %s: %w", rec.Name, err)
+		}
+		for _, v := range vols.Items {
+			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("docker: remove volume %s: %w", v.Name, err))
+			}
+		}
+		if rec.Workspace != "" {
+			if err := os.RemoveAll(stateDir(rec.Workspace, rec.Name)); err != nil {
+				errs = append(errs, fmt.Errorf("docker: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopAll stops the containers concurrently, then removes them.
+func (r *Runtime) stopAll(ctx context.Context, cli *client.Client, ids []string) []error {
+	timeout := int(r.stopTimeout().Seconds())
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A failed stop needs no report: the forced removal below
+			// kills what did not stop, and reports if that fails too.
+			_, _ = cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &timeout})
+			if err := removeContainer(ctx, cli, id); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("docker: %w", err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}

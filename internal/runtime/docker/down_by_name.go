@@ -1,0 +1,65 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/moby/moby/client"
+
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// DownByName is Down for an instance that has no record: one whose
+// `sett up` was killed before the record was saved (its containers may
+// still run), or one whose data an earlier Down kept. It finds what is
+// labelled with name and workspace, stops and removes the containers and
+// network as Down does and, with purge, deletes the volume and the saved
+// password.
+//
+// It reports whether it stopped anything and whether it deleted data;
+// both are false when nothing of the instance exists — also when no Docker
+// daemon is reachable, so that `sett down` still serves the other
+// runtimes on machines without Docker.
+func (r *Runtime) DownByName(ctx context.Context, workspace, name string, purge bool) (stopped, purged bool, err error) {
+	if err := blackboard.ValidateInstance(name); err != nil {
+		return false, false, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return false, false, fmt.Errorf("docker: %w", err)
+	}
+	cli, err := r.client(ctx)
+	if errors.Is(err, ErrDockerUnavailable) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	f := instanceFilter(name).Add("label", LabelWorkspace+"="+ws)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return false, false, fmt.Errorf("docker: list containers of %s: %w", name, err)
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return false, false, fmt.Errorf("docker: list networks of %s: %w", name, err)
+	}
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return false, false, fmt.Errorf("docker: list volumes of %s: %w", name, err)
+	}
+	_, statErr := os.Stat(stateDir(ws, name))
+	stopped = len(cs.Items) > 0 || len(ns.Items) > 0
+	hasData := len(vs.Items) > 0 || statErr == nil
+	if !stopped && !(purge && hasData) {
+		return false, false, nil
+	}
+	if err := r.Down(ctx, &instance.Record{Name: name, Runtime: instance.RuntimeDocker, Workspace: ws}, purge); err != nil {
+		return stopped, false, err
+	}
+	return stopped, purge && hasData, nil
+}

@@ -1,0 +1,91 @@
+package docker
+
+import (
+	"path/filepath"
+
+	"github.com/moby/moby/client"
+)
+
+// Labels on everything the runtime creates. Their values are plain names
+// and paths, so `docker ps --filter label=dev.sett.instance=NAME` works.
+const (
+	// LabelInstance is the instance name (containers, network, volume).
+	LabelInstance = "dev.sett.instance"
+	// LabelComponent is redis, orchestrator or agent (containers).
+	LabelComponent = "dev.sett.component"
+	// LabelAgent is the agent name (agent containers).
+	LabelAgent = "dev.sett.agent"
+	// LabelWorkspace is the absolute workspace path (containers, network,
+	// volume).
+	LabelWorkspace = "dev.sett.workspace"
+)
+
+// Values of LabelComponent, and the component names of the record and of
+// Logs besides the agents. An agent may not take the name of one of them.
+const (
+	ComponentRedis        = "redis"
+	ComponentOrchestrator = "orchestrator"
+	ComponentAgent        = "agent"
+)
+
+// Container ports of the daemons and of Redis.
+const (
+	orchestratorPort = "8080/tcp"
+	cubPort          = "8081/tcp"
+	redisPort        = "6379/tcp"
+)
+
+// Paths inside the containers.
+const (
+	containerConfigPath    = "/etc/sett/sett.yml"
+	containerWorkspacePath = "/workspace"
+	containerRedisData     = "/data"
+)
+
+// Default images.
+const (
+	// DefaultOrchestratorImage is built by `make images`.
+	DefaultOrchestratorImage = "sett-orchestrator:local"
+)
+
+// Status values of List (runtime.Listing.Status).
+const (
+	StatusRunning  = "running"  // every container runs
+	StatusDegraded = "degraded" // some containers run, not all
+	StatusStopped  = "stopped"  // no container runs (or only the data volume is left)
+)
+
+func networkName(instance string) string { return "sett-" + instance }
+
+func volumeName(instance string) string { return "sett-" + instance + "-redis" }
+
+func redisContainer(instance string) string { return "sett-" + instance + "-redis" }
+
+func orchestratorContainer(instance string) string { return "sett-" + instance + "-orchestrator" }
+
+func agentContainer(instance, agent string) string { return "sett-" + instance + "-agent-" + agent }
+
+// stateDir holds what the runtime keeps between Up and Down besides the
+// volume: the generated Redis password.
+func stateDir(workspace, instance string) string {
+	return filepath.Join(workspace, ".sett", "docker", instance)
+}
+
+// instanceFilter selects everything of one instance.
+func instanceFilter(instance string) client.Filters {
+	return make(client.Filters).Add("label", LabelInstance+"="+instance)
+}
+
+// baseLabels are the labels of everything an instance owns.
+func baseLabels(instance, workspace string) map[string]string {
+	return map[string]string{LabelInstance: instance, LabelWorkspace: workspace}
+}
+
+// componentName is the name a container has in the record and in Logs:
+// the agent name for agents, else the component.
+func componentName(labels map[string]string) string {
+	if labels[LabelComponent] == ComponentAgent {
+		return labels[LabelAgent]
+	}
+	return labels[LabelComponent]
+}

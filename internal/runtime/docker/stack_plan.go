@@ -1,0 +1,278 @@
+package docker
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/moby/moby/api/types/mount"
+
+	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// stackPlan is everything Up creates for an instance, decided before
+// anything is created. newStackPlan is pure: no Docker, no files.
+type stackPlan struct {
+	Instance  string
+	Workspace string
+	Network   string
+	// Volume is the Redis data volume; "" with an external Redis.
+	Volume string
+	// RedisURL is the URL the daemons use: the Redis container on the
+	// instance network, or services.redis.url; with the password.
+	RedisURL string
+	// RedisPassword is the password of the Redis Up starts; "" with an
+	// external Redis.
+	RedisPassword string
+	// Redis is nil with an external Redis.
+	Redis        *containerSpec
+	Agents       []containerSpec // sorted by agent name
+	Orchestrator containerSpec
+	// Images maps each image to the settings that name it, for messages.
+	Images map[string][]string
+	// CmdFromImage maps each agent without a configured command to its
+	// image, whose CMD must then give the tool command.
+	CmdFromImage map[string]string
+}
+
+// planInput is what newStackPlan needs besides the UpSpec.
+type planInput struct {
+	OrchestratorImage string
+	// User runs the orchestrator and the agents ("uid:gid").
+	User string
+	// RedisPassword is the password for the Redis Up starts.
+	RedisPassword string
+}
+
+// newStackPlan checks spec and lays out the instance. Errors wrap
+// ErrInvalidSpec and name the setting to fix.
+func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
+	if err := blackboard.ValidateInstance(spec.Name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
+	cfg := spec.Config
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: no configuration", ErrInvalidSpec)
+	}
+	if !filepath.IsAbs(spec.Workspace) {
+		return nil, fmt.Errorf("%w: the workspace %q is not an absolute path", ErrInvalidSpec, spec.Workspace)
+	}
+	if !filepath.IsAbs(spec.ConfigPath) {
+		return nil, fmt.Errorf("%w: the configuration path %q is not an absolute path", ErrInvalidSpec, spec.ConfigPath)
+	}
+	if len(cfg.Agents) == 0 {
+		return nil, fmt.Errorf("%w: sett.yml defines no agents", ErrInvalidSpec)
+	}
+	workspace := filepath.Clean(spec.Workspace)
+	p := &stackPlan{
+		Instance:     spec.Name,
+		Workspace:    workspace,
+		Network:      networkName(spec.Name),
+		Images:       map[string][]string{},
+		CmdFromImage: map[string]string{},
+	}
+	use := func(image, setting string) { p.Images[image] = append(p.Images[image], setting) }
+
+	configMount := mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(spec.ConfigPath),
+		Target: containerConfigPath, ReadOnly: true}
+	common := func(component, agent string) map[string]string {
+		l := baseLabels(spec.Name, workspace)
+		l[LabelComponent] = component
+		if agent != "" {
+			l[LabelAgent] = agent
+		}
+		return l
+	}
+
+	if ext := cfg.Services.Redis.URL; ext != "" {
+		if isLoopback(ext) {
+			return nil, fmt.Errorf("%w: services.redis.url %s is a loopback address, which inside the containers is the container itself: use an address the containers reach, or leave services.redis.url empty to let sett up start Redis",
+				ErrInvalidSpec, redactURL(ext))
+		}
+		p.RedisURL = withPassword(ext, cfg.Services.Redis.Password)
+	} else {
+		if in.RedisPassword == "" {
+			return nil, fmt.Errorf("%w: no Redis password", ErrInvalidSpec)
+		}
+		p.Volume = volumeName(spec.Name)
+		p.RedisPassword = in.RedisPassword
+		name := redisContainer(spec.Name)
+		p.RedisURL = (&url.URL{Scheme: "redis", User: url.UserPassword("", in.RedisPassword),
+			Host: name + ":6379", Path: "/0"}).String()
+		image := cfg.Services.Redis.Image
+		if image == "" {
+			image = config.DefaultRedisImage
+		}
+		use(image, "services.redis.image")
+		p.Redis = &containerSpec{
+			Name: name, Component: ComponentRedis, Image: image,
+			// The same command line works for the official image (its
+			// entrypoint recognises redis-server) and for sett-redis:local.
+			Cmd: []string{"redis-server", "--appendonly", "yes", "--requirepass", in.RedisPassword,
+				"--dir", containerRedisData},
+			// redis-cli reads REDISCLI_AUTH: an image HEALTHCHECK that runs
+			// `redis-cli ping` (sett-redis:local has one) authenticates.
+			Env:     []string{"REDISCLI_AUTH=" + in.RedisPassword},
+			Mounts:  []mount.Mount{{Type: mount.TypeVolume, Source: p.Volume, Target: containerRedisData}},
+			Port:    redisPort,
+			Labels:  common(ComponentRedis, ""),
+			Aliases: []string{ComponentRedis},
+		}
+	}
+
+	daemonEnv := []string{
+		"SETT_CONFIG=" + containerConfigPath,
+		"SETT_INSTANCE=" + spec.Name,
+		"SETT_REDIS_URL=" + p.RedisURL,
+		"SETT_LOG_FORMAT=json",
+	}
+
+	for _, name := range cfg.AgentNames() {
+		a := cfg.Agents[name]
+		if name == ComponentRedis || name == ComponentOrchestrator {
+			return nil, fmt.Errorf("%w: agents.%s: the name %q is taken by a component of the instance: rename the agent", ErrInvalidSpec, name, name)
+		}
+		if a.Image == "" {
+			return nil, fmt.Errorf("%w: agents.%s.image is empty: the docker runtime runs every agent from an image (see images/README.md), or use `sett up --runtime local`", ErrInvalidSpec, name)
+		}
+		use(a.Image, "agents."+name+".image")
+		if len(a.Command) == 0 {
+			p.CmdFromImage[name] = a.Image
+		}
+		mode := a.Workspace.Mode
+		if mode == "" {
+			mode = config.DefaultWorkspaceMode
+		}
+		env := append(append([]string{}, daemonEnv...),
+			"SETT_AGENT="+name,
+			"SETT_WORKSPACE="+containerWorkspacePath,
+			"SETT_HTTP_ADDR=:8081",
+			// A stable consumer name: a recreated container takes over the
+			// inbox entries its predecessor left pending.
+			"SETT_CUB_CONSUMER="+name,
+			// Tools may run as a user the image does not know; give them a
+			// writable home.
+			"HOME=/tmp",
+		)
+		p.Agents = append(p.Agents, containerSpec{
+			Name: agentContainer(spec.Name, name), Component: ComponentAgent, Agent: name,
+			Image: a.Image, Cmd: a.Command, Env: env, User: in.User,
+			Mounts: []mount.Mount{
+				{Type: mount.TypeBind, Source: workspace, Target: containerWorkspacePath,
+					ReadOnly: mode != config.WorkspaceReadWrite},
+				// The workspace's .sett holds the instance records, whose
+				// Redis URL carries the password: tools must not see it.
+				// (The daemon gives the tmpfs the mode and owner of the
+				// directory it covers.)
+				{Type: mount.TypeTmpfs, Target: containerWorkspacePath + "/.sett", ReadOnly: true,
+					TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 64 << 10}},
+				configMount,
+			},
+			Port:     cubPort,
+			NanoCPUs: int64(a.Resources.CPUs * 1e9),
+			Memory:   a.Resources.Memory.Int64(),
+			DropCaps: true,
+			Labels:   common(ComponentAgent, name),
+		})
+	}
+
+	image := in.OrchestratorImage
+	if image == "" {
+		image = DefaultOrchestratorImage
+	}
+	use(image, "the orchestrator image")
+	p.Orchestrator = containerSpec{
+		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
+		Env:    append(append([]string{}, daemonEnv...), "SETT_HTTP_ADDR=:8080"),
+		User:   in.User,
+		Mounts: []mount.Mount{configMount},
+		Port:   orchestratorPort, DropCaps: true,
+		Labels: common(ComponentOrchestrator, ""),
+	}
+	for img := range p.Images {
+		sort.Strings(p.Images[img])
+	}
+	return p, nil
+}
+
+// containers lists every container of the plan: Redis, the agents, the
+// orchestrator — the order Up starts them in.
+func (p *stackPlan) containers() []containerSpec {
+	var out []containerSpec
+	if p.Redis != nil {
+		out = append(out, *p.Redis)
+	}
+	out = append(out, p.Agents...)
+	return append(out, p.Orchestrator)
+}
+
+// imageNames returns the images of the plan, sorted.
+func (p *stackPlan) imageNames() []string {
+	out := make([]string, 0, len(p.Images))
+	for img := range p.Images {
+		out = append(out, img)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withPassword adds password to a Redis URL that carries none, as the
+// daemons do with services.redis.password: the containers do not see the
+// host's SETT_REDIS_PASSWORD.
+func withPassword(raw, password string) string {
+	if password == "" {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil {
+		return raw
+	}
+	u.User = url.UserPassword("", password)
+	return u.String()
+}
+
+// isLoopback reports whether a Redis URL names this host's loopback.
+func isLoopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// redactURL drops the password from a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// hostRedisURL is the URL of the instance's Redis from the host, through
+// its published loopback port.
+func hostRedisURL(password, hostPort string) string {
+	return (&url.URL{Scheme: "redis", User: url.UserPassword("", password),
+		Host: "127.0.0.1:" + hostPort, Path: "/0"}).String()
+}
+
+// settingsList joins settings for a message: "a, b and c".
+func settingsList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}

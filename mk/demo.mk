@@ -1,0 +1,5 @@
+# make demo: one goal through every phase and the feedback loop, on Docker.
+
+.PHONY: demo
+demo: build images ## Start an instance on Docker, run a goal through review, parallel and exclusive phases and a feedback loop, print its audit trail, stop
+	SETT='$(BIN)/sett' scripts/demo.sh
