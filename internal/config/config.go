@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"slices"
 	"sort"
 )
@@ -270,4 +271,20 @@ func (c *Config) AgentsByRole(role string) []string {
 		}
 	}
 	return names
+}
+
+// ConnectURL is URL with Password added when the URL carries no
+// credentials of its own: how the daemons and the runtimes reach an
+// external Redis. A URL that does not parse is returned as it is (Validate
+// reports it).
+func (r RedisConfig) ConnectURL() string {
+	if r.Password == "" {
+		return r.URL
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil || u.User != nil {
+		return r.URL
+	}
+	u.User = url.UserPassword("", r.Password)
+	return u.String()
 }

@@ -130,3 +130,19 @@ func TestDefaultIsIdempotent(t *testing.T) {
 		t.Fatalf("Default() = %+v", a)
 	}
 }
+
+func TestConnectURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, url, password, want string }{
+		{"no password", "redis://h:6379/0", "", "redis://h:6379/0"},
+		{"added", "redis://h:6379/0", "pw", "redis://:pw@h:6379/0"},
+		{"escaped", "rediss://h:6380", "a b@c", "rediss://:a%20b%40c@h:6380"},
+		{"the URL's own wins", "redis://:mine@h:6379", "pw", "redis://:mine@h:6379"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (RedisConfig{URL: tc.url, Password: tc.password}).ConnectURL(); got != tc.want {
+				t.Errorf("ConnectURL(%q, %q) = %q, want %q", tc.url, tc.password, got, tc.want)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"time"
 
@@ -91,21 +90,6 @@ func (c *common) logger(out io.Writer, component, instance string) (zerolog.Logg
 	return log, nil
 }
 
-// redisURL returns the configured URL with the configured password added
-// when the URL carries none.
-func redisURL(cfg *config.Config) string {
-	raw := cfg.Services.Redis.URL
-	if cfg.Services.Redis.Password == "" {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
-		return raw
-	}
-	u.User = url.UserPassword("", cfg.Services.Redis.Password)
-	return u.String()
-}
-
 // connect dials Redis, retrying with backoff for up to wait: in a stack the
 // daemons may start before Redis accepts connections.
 func connect(ctx context.Context, cfg *config.Config, log zerolog.Logger, wait time.Duration) (*blackboard.Client, error) {
@@ -114,7 +98,7 @@ func connect(ctx context.Context, cfg *config.Config, log zerolog.Logger, wait t
 	deadline := time.Now().Add(wait)
 	delay := 100 * time.Millisecond
 	for {
-		bb, err := blackboard.Dial(ctx, redisURL(cfg), opts)
+		bb, err := blackboard.Dial(ctx, cfg.Services.Redis.ConnectURL(), opts)
 		if err == nil {
 			return bb, nil
 		}

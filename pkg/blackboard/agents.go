@@ -195,10 +195,8 @@ func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token string)
 // trip. Errors: those of TakeLease (the reads are then not returned), and
 // those of ReadGrant.
 func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duration) (*GrantView, error) {
-	for _, id := range []string{g.ClaimID, g.ArtefactID, g.WorkflowID} {
-		if err := ValidateID(id); err != nil {
-			return nil, err
-		}
+	if err := validateIDs(g.ClaimID, g.ArtefactID, g.WorkflowID); err != nil {
+		return nil, err
 	}
 	if err := ValidateAgentName(g.Agent); err != nil {
 		return nil, err

@@ -195,10 +195,8 @@ func (c *Client) GetArtefacts(ctx context.Context, ids []string) ([]*Artefact, e
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	for _, id := range ids {
-		if err := ValidateID(id); err != nil {
-			return nil, err
-		}
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
@@ -280,10 +278,8 @@ func (c *Client) ResolveLatest(ctx context.Context, ids []string) ([]*Artefact, 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	for _, id := range ids {
-		if err := ValidateID(id); err != nil {
-			return nil, err
-		}
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()

@@ -556,10 +556,8 @@ func (c *Client) WorkflowClaims(ctx context.Context, workflowID string) ([]strin
 // GetClaims reads many claims in one pipelined round trip; missing claims
 // are nil in the aligned result.
 func (c *Client) GetClaims(ctx context.Context, ids []string) ([]*Claim, error) {
-	for _, id := range ids {
-		if err := ValidateID(id); err != nil {
-			return nil, err
-		}
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
 	}
 	if len(ids) == 0 {
 		return nil, nil
@@ -613,10 +611,8 @@ type GrantView struct {
 // pipelined round trip. Errors: ErrNotFound naming the missing record,
 // ErrCorrupt.
 func (c *Client) ReadGrant(ctx context.Context, claimID, artefactID, workflowID string) (*GrantView, error) {
-	for _, id := range []string{claimID, artefactID, workflowID} {
-		if err := ValidateID(id); err != nil {
-			return nil, err
-		}
+	if err := validateIDs(claimID, artefactID, workflowID); err != nil {
+		return nil, err
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()

@@ -59,3 +59,13 @@ func ValidateAgentName(name string) error {
 	}
 	return nil
 }
+
+// validateIDs checks every id with ValidateID and returns the first error.
+func validateIDs(ids ...string) error {
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -53,22 +53,6 @@ func TestIsLocalTag(t *testing.T) {
 	}
 }
 
-func TestWithPassword(t *testing.T) {
-	tests := []struct{ name, url, password, want string }{
-		{"no password", "redis://h:6379/0", "", "redis://h:6379/0"},
-		{"added", "redis://h:6379/0", "pw", "redis://:pw@h:6379/0"},
-		{"escaped", "rediss://h:6380", "a b@c", "rediss://:a%20b%40c@h:6380"},
-		{"the URL's own wins", "redis://:mine@h:6379", "pw", "redis://:mine@h:6379"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := withPassword(tc.url, tc.password); got != tc.want {
-				t.Errorf("withPassword(%q, %q) = %q, want %q", tc.url, tc.password, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestSettingsList(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string

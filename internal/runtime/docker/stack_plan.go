@@ -94,7 +94,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			return nil, fmt.Errorf("%w: services.redis.url %s is a loopback address, which inside the containers is the container itself: use an address the containers reach, or leave services.redis.url empty to let sett up start Redis",
 				ErrInvalidSpec, redactURL(ext))
 		}
-		p.RedisURL = withPassword(ext, cfg.Services.Redis.Password)
+		p.RedisURL = cfg.Services.Redis.ConnectURL()
 	} else {
 		if in.RedisPassword == "" {
 			return nil, fmt.Errorf("%w: no Redis password", ErrInvalidSpec)
@@ -219,21 +219,6 @@ func (p *stackPlan) imageNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// withPassword adds password to a Redis URL that carries none, as the
-// daemons do with services.redis.password: the containers do not see the
-// host's SETT_REDIS_PASSWORD.
-func withPassword(raw, password string) string {
-	if password == "" {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
-		return raw
-	}
-	u.User = url.UserPassword("", password)
-	return u.String()
 }
 
 // isLoopback reports whether a Redis URL names this host's loopback.

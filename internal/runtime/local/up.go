@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -278,7 +277,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	}
 	plan := &Plan{Instance: u.spec.Name, StatusPath: u.sd.statusFile()}
 	if u.external {
-		u.redisURL = externalRedisURL(cfg)
+		u.redisURL = cfg.Services.Redis.ConnectURL()
 	} else {
 		pw, created, err := u.sd.redisPassword(cfg.Services.Redis.Password)
 		if err != nil {
@@ -527,21 +526,6 @@ func withEnv(base []string, sets ...map[string]string) []string {
 		out[i] = name + "=" + values[name]
 	}
 	return out
-}
-
-// externalRedisURL is services.redis.url with services.redis.password
-// added when the URL carries no credentials (as the daemons do).
-func externalRedisURL(cfg *config.Config) string {
-	raw := cfg.Services.Redis.URL
-	if cfg.Services.Redis.Password == "" {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
-		return raw
-	}
-	u.User = url.UserPassword("", cfg.Services.Redis.Password)
-	return u.String()
 }
 
 // redactedHost is the host:port of a Redis URL, for display.
