@@ -121,9 +121,6 @@ func checkSpec(spec *runtime.UpSpec) error {
 	var problems []string
 	for _, name := range spec.Config.AgentNames() {
 		a := spec.Config.Agents[name]
-		if slices.Contains([]string{ComponentRedis, ComponentOrchestrator, ComponentSupervisor}, name) {
-			problems = append(problems, fmt.Sprintf("agents.%s: the name %q is taken by a component of the instance; rename the agent", name, name))
-		}
 		if len(a.Command) == 0 {
 			problems = append(problems, fmt.Sprintf("agents.%s.command is empty: the local runtime runs the tool on this machine and needs its command (only the Docker runtime can use an image's CMD)", name))
 		}

@@ -58,8 +58,6 @@ func TestCheckSpecRefusesWhatTheLocalRuntimeCannotRun(t *testing.T) {
 		{"workspace missing", runtime.UpSpec{Name: "demo", Workspace: filepath.Join(ws, "nope"), ConfigPath: cfgPath, Config: good}, "not a directory"},
 		{"agent without command", runtime.UpSpec{Name: "demo", Workspace: ws, ConfigPath: cfgPath,
 			Config: testConfig(t, "version: \"1.0\"\nagents:\n  writer:\n    image: x:1\n")}, "agents.writer.command is empty"},
-		{"agent named like a component", runtime.UpSpec{Name: "demo", Workspace: ws, ConfigPath: cfgPath,
-			Config: testConfig(t, "version: \"1.0\"\nagents:\n  redis:\n    command: [\"x\"]\n")}, `"redis" is taken`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
