@@ -152,3 +152,27 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 		t.Errorf("inbox holds %d entries, want the handled ones deleted", n)
 	}
 }
+
+func TestBidsCompleteIgnoresPredecidedBids(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	g := startWorkflow(t, c)
+	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "a", "b"), BidTimeout: time.Hour,
+		Bids: map[string]blackboard.Bid{"x": blackboard.BidIgnore, "y": blackboard.BidIgnore}})
+	if err := c.SubmitBid(t.Context(), cl.ID, "a", blackboard.BidReview); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(queued(t, c)); n != 1 {
+		t.Fatalf("%d queue entries after one of two asked agents bid, want only the goal's", n)
+	}
+	if err := c.SubmitBid(t.Context(), cl.ID, "b", blackboard.BidExclusive); err != nil {
+		t.Fatal(err)
+	}
+	if got := queued(t, c); len(got) != 2 || got[1] != "bids_complete:"+cl.ID {
+		t.Fatalf("queue = %v, want bids_complete after the last asked agent", got)
+	}
+	bids, err := c.GetBids(t.Context(), cl.ID)
+	if err != nil || bids["x"] != blackboard.BidIgnore || len(bids) != 4 {
+		t.Fatalf("bids %v (%v), want the decided ignores kept", bids, err)
+	}
+}

@@ -31,8 +31,10 @@ if claim[1] ~= 'pending_consensus' then
   return {'STALE_STATUS', claim[1]}
 end
 local invited = false
+local expected = {}
 if claim[2] then
-  for _, a in ipairs(cjson.decode(claim[2])) do
+  expected = cjson.decode(claim[2])
+  for _, a in ipairs(expected) do
     if a == req.agent then
       invited = true
       break
@@ -55,11 +57,14 @@ emit(KEYS[3], req.claim_channel, 'bid_submitted', ts, {
 -- Only the last expected bid can move consensus on: the orchestrator is
 -- woken once per claim, not once per bid (the bid deadline covers the
 -- agents that never answer).
-local expected = 0
-if claim[2] then
-  expected = #cjson.decode(claim[2])
+-- (Bids recorded at creation for agents that were not asked do not count.)
+local answered = 0
+for _, v in ipairs(redis.call('HMGET', KEYS[1], unpack(expected))) do
+  if v then
+    answered = answered + 1
+  end
 end
-if redis.call('HLEN', KEYS[1]) >= expected then
+if answered >= #expected then
   enqueue(KEYS[4], 'bids_complete', {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts)})
 end
 return {'OK'}
