@@ -132,3 +132,36 @@ func TestContextChainIncludesFeedbackAndSkipsTargetThread(t *testing.T) {
 		t.Fatalf("chain %v, want the brief and both reviews", ids(chain.Artefacts))
 	}
 }
+
+func TestContextChainCacheSeesNewVersions(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t)
+	spec := w.add("Spec")
+	plan := w.add("Plan", spec.ID)
+	target := w.add("Code", plan.ID)
+	b := NewContextBuilder(w.bb, 10)
+	first, err := b.Build(context.Background(), target, &blackboard.Claim{})
+	if err != nil || !slices.Equal(ids(first.Artefacts), []string{plan.ID, spec.ID}) && !slices.Equal(ids(first.Artefacts), []string{spec.ID, plan.ID}) {
+		t.Fatalf("first build %v, %v", ids(first.Artefacts), err)
+	}
+	// Built again from the cache: the same chain.
+	again, err := b.Build(context.Background(), target, &blackboard.Claim{})
+	if err != nil || !slices.Equal(ids(again.Artefacts), ids(first.Artefacts)) {
+		t.Fatalf("cached build %v, %v; want %v", ids(again.Artefacts), err, ids(first.Artefacts))
+	}
+	// A new version of Spec appears: the heads check notices and the chain
+	// carries it, with its own sources.
+	extra := w.add("Note")
+	specV2 := w.next(spec, spec.ID, extra.ID)
+	after, err := b.Build(context.Background(), target, &blackboard.Claim{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, a := range after.Artefacts {
+		got[a.ID] = true
+	}
+	if !got[specV2.ID] || got[spec.ID] || !got[extra.ID] || !got[plan.ID] || len(got) != 3 {
+		t.Fatalf("chain after a new version %v, want plan, spec v2 and its new source", ids(after.Artefacts))
+	}
+}

@@ -353,3 +353,32 @@ func (c *Client) ResolveLatest(ctx context.Context, ids []string) ([]*Artefact, 
 	}
 	return out, nil
 }
+
+// ThreadHeads returns the id of the latest version of each thread, aligned
+// with logicalIDs ("" for a thread that does not exist), in one pipelined
+// round trip.
+func (c *Client) ThreadHeads(ctx context.Context, logicalIDs []string) ([]string, error) {
+	if len(logicalIDs) == 0 {
+		return nil, nil
+	}
+	if err := validateIDs(logicalIDs...); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(logicalIDs))
+	for i, id := range logicalIDs {
+		cmds[i] = pipe.ZRevRange(ctx, c.keys.Thread(id), 0, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("blackboard: read thread heads: %w", err)
+	}
+	out := make([]string, len(logicalIDs))
+	for i, cmd := range cmds {
+		if v := cmd.Val(); len(v) > 0 {
+			out[i] = v[0]
+		}
+	}
+	return out, nil
+}

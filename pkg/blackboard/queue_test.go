@@ -176,3 +176,16 @@ func TestBidsCompleteIgnoresPredecidedBids(t *testing.T) {
 		t.Fatalf("bids %v (%v), want the decided ignores kept", bids, err)
 	}
 }
+
+func TestThreadHeads(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	g := startWorkflow(t, c)
+	v1 := create(t, c, child(g.ID))
+	v2 := create(t, c, rework(v1))
+	missing := blackboard.NewID()
+	heads, err := c.ThreadHeads(t.Context(), []string{v1.LogicalID, g.ID, missing})
+	if err != nil || !slices.Equal(heads, []string{v2.ID, g.ID, ""}) {
+		t.Fatalf("ThreadHeads = %v, %v; want [v2 goal \"\"]", heads, err)
+	}
+}
