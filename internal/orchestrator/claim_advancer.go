@@ -78,10 +78,38 @@ func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, 
 		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}}
 }
 
+// errMovedOn reports that a compare-and-set found the claim already moved
+// on: another handler took the step. The public methods turn it into nil.
+var errMovedOn = errors.New("orchestrator: claim already moved on")
+
 // Advance applies the next step the claim's state calls for. checkLeases
 // also looks for granted agents whose work lease expired (timers and the
 // reconciler set it; events do not, to keep the hot path short).
 func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
+	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !errors.Is(err, errMovedOn) {
+		return err
+	}
+	return nil
+}
+
+// AdvanceConsensus handles a bids_complete event: it resolves consensus
+// from the snapshot the event carries, saving the state read on the hot
+// path. The grant is a compare-and-set on the snapshot's rev, so a stale
+// snapshot cannot apply; then, as without a snapshot or when the workflow
+// is not running, it falls back to Advance on fresh state.
+func (a *ClaimAdvancer) AdvanceConsensus(ctx context.Context, ev blackboard.Event) error {
+	st, ok := blackboard.ConsensusSnapshot(ev)
+	if ok && st.Claim.ID == ev.ClaimID && st.Claim.Status == blackboard.ClaimPendingConsensus &&
+		st.Workflow.Status == blackboard.WorkflowRunning {
+		err := a.consensus(ctx, st)
+		if !errors.Is(err, errMovedOn) {
+			return err
+		}
+	}
+	return a.Advance(ctx, ev.ClaimID, ev.WorkflowID, false)
+}
+
+func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
 	st, err := a.bb.GetClaimState(ctx, claimID, workflowHint, nil)
 	if err != nil {
 		if errors.Is(err, blackboard.ErrNotFound) {
@@ -418,13 +446,14 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 }
 
 // transition applies t under the current epoch. A stale status means
-// another handler already took this step: not an error.
+// another handler already took this step: errMovedOn, which the public
+// methods treat as done.
 func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) error {
 	t.Epoch = a.epoch()
 	_, err := a.bb.TransitionClaim(ctx, t)
 	if errors.Is(err, blackboard.ErrStaleStatus) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
-		return nil
+		return errMovedOn
 	}
 	if err == nil && t.ArmTimer {
 		a.TimerArmedFunc(t.TimerIn)

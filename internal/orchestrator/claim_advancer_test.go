@@ -283,3 +283,52 @@ func TestRejectionCreatesOneFeedbackClaim(t *testing.T) {
 		t.Fatalf("feedback claim %+v, want pending_assignment to author with both reviews", fb)
 	}
 }
+
+func TestConsensusFromSnapshot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"ex": "ex", "rev": "rev"}})
+	ctx := context.Background()
+	wf, claimID := f.goal()
+	qc, err := f.bb.QueueConsumer(ctx, "test", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(agent string, bid blackboard.Bid) {
+		e := blackboard.InboxEntry{InboxMessage: blackboard.InboxMessage{Agent: agent, ClaimID: claimID, WorkflowID: wf}}
+		if err := f.bb.AnswerBidRequest(ctx, e, bid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer("rev", blackboard.BidReview)
+	answer("ex", blackboard.BidExclusive)
+	evs, err := qc.Next(ctx, nil, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var complete *blackboard.Event
+	for i := range evs {
+		if evs[i].Type == blackboard.EventBidsComplete {
+			complete = &evs[i]
+		}
+	}
+	if complete == nil {
+		t.Fatalf("no bids_complete in the queue: %+v", evs)
+	}
+	if _, ok := blackboard.ConsensusSnapshot(*complete); !ok {
+		t.Fatal("bids_complete carries no snapshot")
+	}
+	if err := f.advancer.AdvanceConsensus(ctx, *complete); err != nil {
+		t.Fatal(err)
+	}
+	cl := f.claim(claimID)
+	if cl.Status != blackboard.ClaimPendingReview || strings.Join(cl.GrantedReviewAgents, ",") != "rev" {
+		t.Fatalf("claim %s %v after the snapshot, want pending_review [rev]", cl.Status, cl.GrantedReviewAgents)
+	}
+	// The same (now stale) snapshot again changes nothing.
+	if err := f.advancer.AdvanceConsensus(ctx, *complete); err != nil {
+		t.Fatal(err)
+	}
+	if again := f.claim(claimID); again.Rev != cl.Rev || again.Status != cl.Status {
+		t.Fatalf("a stale snapshot moved the claim: %+v -> %+v", cl, again)
+	}
+}

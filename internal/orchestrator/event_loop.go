@@ -152,7 +152,9 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
 			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })
 		}
-	case blackboard.EventBidsComplete, blackboard.EventBidSubmitted:
+	case blackboard.EventBidsComplete:
+		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })
+	case blackboard.EventBidSubmitted:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventWorkflowCompleted:
 		l.m.WorkflowsEnded.WithLabelValues(ev.Field("status")).Inc()

@@ -401,18 +401,22 @@ func decodeBids(m map[string]string) map[string]Bid {
 // ErrStaleStatus (consensus is over), ErrNotInvited, ErrNotFound,
 // ErrInvalid.
 func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) error {
-	return c.submitBid(ctx, claimID, agent, bid, "")
+	return c.submitBid(ctx, claimID, "", agent, bid, "")
 }
 
 // AnswerBidRequest submits the bid that answers a bid request read from
 // the agent's inbox, and acknowledges the request in the same atomic step
 // whatever the outcome (a duplicate or late bid also finishes it). Errors
 // as SubmitBid.
+//
+// When this is the last expected bid, the orchestrator's bids_complete
+// entry carries a snapshot of the claim, its bids and its workflow's
+// status (see ConsensusSnapshot).
 func (c *Client) AnswerBidRequest(ctx context.Context, req InboxEntry, bid Bid) error {
-	return c.submitBid(ctx, req.ClaimID, req.Agent, bid, req.StreamID)
+	return c.submitBid(ctx, req.ClaimID, req.WorkflowID, req.Agent, bid, req.StreamID)
 }
 
-func (c *Client) submitBid(ctx context.Context, claimID, agent string, bid Bid, inboxEntry string) error {
+func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent string, bid Bid, inboxEntry string) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
 	}
@@ -422,17 +426,23 @@ func (c *Client) submitBid(ctx context.Context, claimID, agent string, bid Bid, 
 	if !bid.Valid() {
 		return fmt.Errorf("%w: bid %q is not one of %v", ErrInvalid, bid, AllBids())
 	}
-	req := map[string]string{
+	req := map[string]any{
 		"claim_id": claimID, "agent": agent, "bid": string(bid), "claim_channel": c.keys.ClaimEvents(),
 	}
 	if inboxEntry != "" {
 		req["inbox_entry"], req["inbox_group"] = inboxEntry, inboxGroup
 	}
+	workflow := c.keys.Claim(claimID) // placeholder of the same slot
+	if ValidateID(workflowID) == nil {
+		req["snapshot"] = true
+		workflow = c.keys.Workflow(workflowID)
+	}
 	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.submitBid,
-		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(), c.keys.Inbox(agent)},
+		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
+			c.keys.Inbox(agent), workflow},
 		string(body))
 	if err != nil {
 		return err
@@ -635,4 +645,40 @@ func (c *Client) ReadGrant(ctx context.Context, claimID, artefactID, workflowID 
 		return nil, fmt.Errorf("workflow %s: %w", workflowID, err)
 	}
 	return v, nil
+}
+
+// ConsensusSnapshot decodes the snapshot a bids_complete event carries:
+// the claim and its bids as they were when the last expected bid was
+// stored, and the workflow's status. ok is false when the event carries
+// none (or it does not decode): read the state instead.
+func ConsensusSnapshot(e Event) (st *ClaimState, ok bool) {
+	raw := e.Field("snapshot")
+	if raw == "" {
+		return nil, false
+	}
+	var doc struct {
+		Claim          map[string]string `json:"claim"`
+		Bids           map[string]string `json:"bids"`
+		WorkflowStatus string            `json:"workflow_status"`
+	}
+	if json.Unmarshal([]byte(raw), &doc) != nil {
+		return nil, false
+	}
+	cl, err := DecodeClaim(doc.Claim)
+	if err != nil {
+		return nil, false
+	}
+	status := WorkflowStatus(doc.WorkflowStatus)
+	if !status.Valid() {
+		return nil, false
+	}
+	return &ClaimState{
+		Claim:    cl,
+		Workflow: &Workflow{ID: cl.WorkflowID, Status: status},
+		Bids:     decodeBids(doc.Bids),
+		Grants:   map[string]string{},
+		Outputs:  map[string]string{},
+		Failed:   map[string]bool{},
+		NowMs:    e.TsMs,
+	}, true
 }

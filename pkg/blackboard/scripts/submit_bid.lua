@@ -5,11 +5,16 @@
 -- KEYS[3] events STREAM   sett:<i>:events
 -- KEYS[4] orchestrator queue STREAM  sett:<i>:orchestrator:queue
 -- KEYS[5] agent inbox STREAM         sett:<i>:agent:<agent>:inbox
+-- KEYS[6] workflow HASH              sett:<i>:workflow:<wf> (any key without req.snapshot)
 --
 -- ARGV[1] JSON request: claim_id, agent, bid, claim_channel, and
 --         optionally inbox_entry and inbox_group: the bid request being
 --         answered, acknowledged whatever the outcome (every outcome
---         finishes it).
+--         finishes it); snapshot (true: the bids_complete entry carries
+--         the claim, its bids and the workflow status as JSON, so the
+--         orchestrator can grant without reading them — its write is a
+--         compare-and-set on the claim's rev, so a stale snapshot cannot
+--         apply).
 --
 -- Returns {'OK'} or
 --   {'NOT_FOUND', 'claim'}
@@ -65,6 +70,22 @@ for _, v in ipairs(redis.call('HMGET', KEYS[1], unpack(expected))) do
   end
 end
 if answered >= #expected then
-  enqueue(KEYS[4], 'bids_complete', {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts)})
+  local fields = {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts)}
+  if req.snapshot then
+    local function as_map(flat)
+      local m = {}
+      for i = 1, #flat, 2 do
+        m[flat[i]] = flat[i + 1]
+      end
+      return m
+    end
+    fields[#fields + 1] = 'snapshot'
+    fields[#fields + 1] = cjson.encode({
+      claim = as_map(redis.call('HGETALL', KEYS[2])),
+      bids = as_map(redis.call('HGETALL', KEYS[1])),
+      workflow_status = redis.call('HGET', KEYS[6], 'status') or '',
+    })
+  end
+  enqueue(KEYS[4], 'bids_complete', fields)
 end
 return {'OK'}
