@@ -49,7 +49,7 @@ func benchInProcess(b *testing.B, agents int, concurrent bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer redisSrv.Stop()
+	defer redisSrv.Shutdown()
 	maxConcurrent := 0
 	if concurrent {
 		maxConcurrent = 8

@@ -28,7 +28,7 @@ func (r *runner) inProcess(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
+	defer srv.Shutdown()
 	ro, err := redis.ParseURL(srv.URL())
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

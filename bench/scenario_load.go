@@ -154,7 +154,7 @@ func (r *runner) throughput(ctx context.Context) error {
 	}
 	var rates []float64
 	var claims int
-	pids := map[string]int{"orchestrator": s.Orchestrator.Pid(), "cub": s.Cubs[0].Pid(), "redis-server": s.Redis.Pid, "harness": os.Getpid()}
+	pids := map[string]int{"orchestrator": s.Orchestrator.Pid(), "cub": s.Cubs[0].Pid(), "redis-server": s.Redis.Pid(), "harness": os.Getpid()}
 	cpu0, err := sampleAll(pids)
 	if err != nil {
 		return err

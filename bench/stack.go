@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -41,7 +42,7 @@ type stack struct {
 	Name     string
 	Instance string
 	Dir      string
-	Redis    *redisServer
+	Redis    *redistest.Server
 	// BB is the harness's client; Counter counts its round trips.
 	BB      *blackboard.Client
 	Raw     *redis.Client
@@ -112,7 +113,7 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 			return "", err
 		}
 		s.Proxies[proc] = p
-		return s.Redis.URLVia(p.Addr()), nil
+		return urlVia(s.Redis, p.Addr()), nil
 	}
 	env := func(url string) []string {
 		return []string{
@@ -229,6 +230,6 @@ func (s *stack) Close() {
 		_ = s.Raw.Close()
 	}
 	if s.Redis != nil {
-		s.Redis.Stop()
+		s.Redis.Shutdown()
 	}
 }

@@ -24,6 +24,7 @@ type Server struct {
 	Addr       string
 	Password   string
 	AppendOnly bool
+	fsync      string
 	dir        string
 	cmd        *exec.Cmd
 	exited     chan struct{}
@@ -31,11 +32,16 @@ type Server struct {
 
 // ServerOptions configure NewServer.
 type ServerOptions struct {
-	// Password, when set, is required by the server (requirepass).
+	// Password, when set, is required by the server (requirepass). It is
+	// passed in a 0600 config file, never on the command line.
 	Password string
-	// AppendOnly turns on AOF persistence (fsync always) so that a killed
-	// server restarts with its data.
+	// AppendOnly turns on AOF persistence so that a killed server restarts
+	// with its data.
 	AppendOnly bool
+	// AppendFsync is the AOF fsync policy: "always" (the default: nothing
+	// acknowledged is ever lost, which crash tests rely on) or "everysec"
+	// (what Sett's runtimes use, for benchmarks).
+	AppendFsync string
 	// Dir holds the data files; empty means a new temporary directory.
 	Dir string
 }
@@ -52,8 +58,13 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		if dir, err = os.MkdirTemp("", "sett-redis-*"); err != nil {
 			return nil, fmt.Errorf("redistest: temp dir: %w", err)
 		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("redistest: data dir: %w", err)
 	}
-	s := &Server{Password: opts.Password, AppendOnly: opts.AppendOnly, dir: dir}
+	if opts.AppendFsync == "" {
+		opts.AppendFsync = "always"
+	}
+	s := &Server{Password: opts.Password, AppendOnly: opts.AppendOnly, fsync: opts.AppendFsync, dir: dir}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
@@ -78,16 +89,20 @@ func (s *Server) URL() string {
 
 func (s *Server) start(bin string) error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	args := []string{
-		"--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--daemonize", "no", "--logfile", "", "--loglevel", "warning",
-		"--appendonly", map[bool]string{true: "yes", false: "no"}[s.AppendOnly],
-		"--appendfsync", "always",
+	conf := []string{
+		"port " + port, "bind 127.0.0.1", `dir "` + s.dir + `"`,
+		`save ""`, "daemonize no", `logfile ""`, "loglevel warning",
+		"appendonly " + map[bool]string{true: "yes", false: "no"}[s.AppendOnly],
+		"appendfsync " + s.fsync,
 	}
 	if s.Password != "" {
-		args = append(args, "--requirepass", s.Password)
+		conf = append(conf, "requirepass "+s.Password)
 	}
-	cmd := exec.Command(bin, args...)
+	confPath := filepath.Join(s.dir, "redis.conf")
+	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("redistest: write redis.conf: %w", err)
+	}
+	cmd := exec.Command(bin, confPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, _ := cmd.StdoutPipe() // --logfile "" sends the log to stdout
 	if err := cmd.Start(); err != nil {
@@ -161,6 +176,34 @@ func (s *Server) Start() error {
 func (s *Server) Stop() {
 	_ = s.Kill()
 	_ = os.RemoveAll(s.dir)
+}
+
+// Shutdown stops the server cleanly (SIGTERM, so it flushes its AOF;
+// SIGKILL after 5s) and keeps its data directory.
+func (s *Server) Shutdown() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+}
+
+// Pid is the server's process id.
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Dir is the server's data directory.
