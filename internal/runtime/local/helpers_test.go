@@ -171,7 +171,7 @@ func processesOf(t *testing.T, stateDir, name string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Skipf("no /proc to look for leftover processes: %v", err)
+		t.Fatalf("no /proc to look for leftover processes: %v", err)
 	}
 	var pids []int
 	for _, e := range entries {
