@@ -92,15 +92,6 @@ type cell struct {
 	colour colour
 }
 
-// plain returns uncoloured cells.
-func plain(texts ...string) []cell {
-	out := make([]cell, len(texts))
-	for i, s := range texts {
-		out[i] = cell{text: s}
-	}
-	return out
-}
-
 // row writes one row. Tabs and newlines inside a cell would break the
 // layout, so they become spaces.
 func (t *table) row(cells ...cell) {

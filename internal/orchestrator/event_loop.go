@@ -155,6 +155,10 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 	case blackboard.EventBidsComplete:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })
 	case blackboard.EventBidSubmitted:
+		// The scripts queue bids_complete, not single bids; a bid_submitted
+		// reaches the queue only when audit events are replayed into it
+		// (recovery by hand, the duplicate-delivery test), and advancing
+		// on it is as harmless as any repeat.
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventWorkflowCompleted:
 		l.m.WorkflowsEnded.WithLabelValues(ev.Field("status")).Inc()

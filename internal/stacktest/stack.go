@@ -227,17 +227,6 @@ func (p *Proc) Ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Healthy reports whether the process answers /healthz with 200.
-func (p *Proc) Healthy() bool {
-	client := http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := client.Get("http://" + p.HTTPAddr + "/healthz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
 // StopAll stops every process still running.
 func (s *Stack) StopAll() {
 	s.mu.Lock()
@@ -371,20 +360,13 @@ func statusOf(w *blackboard.Workflow) string {
 // StartOrchestratorWith starts an orchestrator with extra environment
 // (e.g. SETT_FAILPOINT=...).
 func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
-	p := s.StartOrchestratorDeferred(env...)
-	s.start(p)
-	return p
-}
-
-// StartOrchestratorDeferred builds an orchestrator process without
-// starting it.
-func (s *Stack) StartOrchestratorDeferred(env ...string) *Proc {
 	name := "orchestrator"
 	if n := s.count("orchestrator"); n > 0 {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
 	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, stack: s}
 	p.env = append(s.baseEnv(), env...)
+	s.start(p)
 	return p
 }
 
