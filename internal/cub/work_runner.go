@@ -171,11 +171,23 @@ func (w *WorkRunner) feedback(ctx context.Context, cl *blackboard.Claim, byID ma
 func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g blackboard.InboxMessage, res tool.Result) *blackboard.Artefact {
 	target := view.Target
 	if res.Failure != "" {
-		return w.failure(view, g, string(res.Failure), res.Detail, tool.FailureReport(res, w.set.Command))
+		// A failing tool may still have said why, and whether a retry can
+		// help: {"error": "...", "retryable": false} on stdout.
+		f := failureInfo{kind: string(res.Failure), detail: res.Detail, exitCode: res.ExitCode}
+		if rep, err := tool.ParseOutput(res.Stdout, tool.ClaimTypeFeedback, 0); err == nil && rep.Error != "" {
+			f.detail = res.Detail + ": " + rep.Error
+			f.retryable, f.usage = rep.Retryable, rep.Usage
+		}
+		return w.failure(view, g, f, tool.FailureReport(res, w.set.Command))
 	}
 	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
 	if err != nil {
-		return w.failure(view, g, "invalid_output", err.Error(), tool.FailureReport(res, w.set.Command))
+		return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode},
+			tool.FailureReport(res, w.set.Command))
+	}
+	if out.Error != "" {
+		return w.failure(view, g, failureInfo{kind: "tool_error", detail: out.Error, exitCode: res.ExitCode,
+			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.set.Command))
 	}
 	id := blackboard.NewID()
 	a := &blackboard.Artefact{
@@ -195,6 +207,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 			"tool_duration_ms": strconv.FormatInt(res.Duration.Milliseconds(), 10),
 		},
 	}
+	addUsage(a.Metadata, out.Usage)
 	if out.StructuralType != "" {
 		a.StructuralType = blackboard.StructuralType(out.StructuralType)
 	}
@@ -214,19 +227,49 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	}
 	if a.Type == CommitType && a.StructuralType != blackboard.StructuralReview {
 		if err := CheckCommit(ctx, w.set.Workspace, a.Payload); err != nil {
-			return w.failure(view, g, "invalid_commit", err.Error(), tool.FailureReport(res, w.set.Command))
+			return w.failure(view, g, failureInfo{kind: "invalid_commit", detail: err.Error(), exitCode: res.ExitCode,
+				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
 		}
 	}
 	return a
 }
 
-func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessage, kind, detail, report string) *blackboard.Artefact {
+// failureInfo is what a Failure artefact records about a failed run.
+type failureInfo struct {
+	kind     string
+	detail   string
+	exitCode int
+	// retryable is the tool's own judgement, nil when it gave none.
+	retryable *bool
+	usage     *tool.Usage
+}
+
+// addUsage records a model call's cost in an artefact's metadata, where
+// token budgets and listings read it.
+func addUsage(meta map[string]string, u *tool.Usage) {
+	if u == nil {
+		return
+	}
+	if u.Model != "" {
+		meta["model"] = u.Model
+	}
+	meta["input_tokens"] = strconv.FormatInt(u.InputTokens, 10)
+	meta["output_tokens"] = strconv.FormatInt(u.OutputTokens, 10)
+}
+
+func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessage, f failureInfo, report string) *blackboard.Artefact {
 	id := blackboard.NewID()
 	payload := fmt.Sprintf("Tool of agent %s failed on claim %s (%s grant).\nfailure:     %s\nreason:      %s\n\n%s",
-		w.set.Agent, g.ClaimID, g.Grant, kind, detail, report)
+		w.set.Agent, g.ClaimID, g.Grant, f.kind, f.detail, report)
 	if len(payload) > w.set.MaxPayload {
 		payload = payload[:w.set.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
 	}
+	meta := map[string]string{"failure_kind": f.kind, "grant": string(g.Grant), "attempt": g.Token,
+		"exit_code": strconv.Itoa(f.exitCode)}
+	if f.retryable != nil {
+		meta["retryable"] = strconv.FormatBool(*f.retryable)
+	}
+	addUsage(meta, f.usage)
 	return &blackboard.Artefact{
 		ID: id, LogicalID: id, Version: 1,
 		StructuralType:  blackboard.StructuralFailure,
@@ -237,9 +280,9 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 		ProducedByAgent: w.set.Agent,
 		WorkflowID:      view.Target.WorkflowID,
 		ClaimID:         g.ClaimID,
-		Summary:         truncate(strings.ReplaceAll(kind+": "+detail, "\n", " "), 200),
+		Summary:         truncate(strings.ReplaceAll(f.kind+": "+f.detail, "\n", " "), 200),
 		Depth:           view.Target.Depth + 1,
-		Metadata:        map[string]string{"failure_kind": kind, "grant": string(g.Grant), "attempt": g.Token},
+		Metadata:        meta,
 	}
 }
 
@@ -272,7 +315,8 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 			return Dropped, nil
 		case (errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, blackboard.ErrVersionConflict)) &&
 			art.StructuralType != blackboard.StructuralFailure:
-			art = w.failure(view, g.InboxMessage, "rejected_result", err.Error(), tool.FailureReport(res, w.set.Command))
+			art = w.failure(view, g.InboxMessage, failureInfo{kind: "rejected_result", detail: err.Error(), exitCode: res.ExitCode},
+				tool.FailureReport(res, w.set.Command))
 			continue
 		case ctx.Err() != nil:
 			return Retry, ctx.Err()

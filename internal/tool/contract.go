@@ -17,19 +17,25 @@ const (
 	// ClaimTypeFeedback asks the author to rework the target after reviews;
 	// the reviews are in Input.Feedback.
 	ClaimTypeFeedback ClaimType = "feedback"
+	// ClaimTypeLearn asks the orchestrator's learner agent to turn a human
+	// rejection into one concise learning (SPEC §9): the target is the
+	// rejected artefact, Input.Feedback holds the human's rejection (its
+	// payload is the reason) and Memory.Learnings the current memory. The
+	// answer's payload is the learning text.
+	ClaimTypeLearn ClaimType = "learn"
 )
 
 // AllClaimTypes returns every valid ClaimType in phase order. The slice is
 // new on each call.
 func AllClaimTypes() []ClaimType {
-	return []ClaimType{ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback}
+	return []ClaimType{ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback, ClaimTypeLearn}
 }
 
 // Valid reports whether t is one of AllClaimTypes. The zero value is not
 // valid.
 func (t ClaimType) Valid() bool {
 	switch t {
-	case ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback:
+	case ClaimTypeReview, ClaimTypeClaim, ClaimTypeExclusive, ClaimTypeFeedback, ClaimTypeLearn:
 		return true
 	}
 	return false
@@ -75,13 +81,17 @@ type Workflow struct {
 }
 
 // Memory is the memory handed to a tool (§10 of the spec): the workflow's
-// shared memory, the learnings from human rejections, and the compact
-// memories of upstream agents keyed by agent name.
+// shared memory, the learnings from human rejections (Agent_Memory.md as
+// the human left it), the human's rules of engagement
+// (Company_Handbook.md), and the compact memories of upstream agents keyed
+// by agent name.
 //
-// A nil Upstream is encoded as {}.
+// A nil Upstream is encoded as {}; empty Learnings and Handbook are left
+// out, as SPEC §10 asks ("omitted when missing or empty").
 type Memory struct {
 	Shared    string            `json:"shared"`
-	Learnings string            `json:"learnings"`
+	Learnings string            `json:"learnings,omitempty"`
+	Handbook  string            `json:"handbook,omitempty"`
 	Upstream  map[string]string `json:"upstream"`
 }
 

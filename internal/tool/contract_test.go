@@ -8,7 +8,7 @@ import (
 
 func TestClaimTypeValid(t *testing.T) {
 	all := AllClaimTypes()
-	want := []ClaimType{"review", "claim", "exclusive", "feedback"}
+	want := []ClaimType{"review", "claim", "exclusive", "feedback", "learn"}
 	if len(all) != len(want) {
 		t.Fatalf("AllClaimTypes() = %v, want %v", all, want)
 	}
@@ -38,7 +38,7 @@ func TestInputJSON(t *testing.T) {
 				`"source_artefacts":[],"produced_by_role":"","workflow_id":"","created_at_ms":0},` +
 				`"context_chain":[],"feedback":[],` +
 				`"workflow":{"id":"","goal":"","iteration":0,"priority":0},` +
-				`"memory":{"shared":"","learnings":"","upstream":{}},"instance":"dev","agent":"coder"}`,
+				`"memory":{"shared":"","upstream":{}},"instance":"dev","agent":"coder"}`,
 		},
 		{
 			name: "every field",
@@ -53,7 +53,7 @@ func TestInputJSON(t *testing.T) {
 				ContextChain: []Artefact{{ID: "g", LogicalID: "g", Version: 1, Type: "GoalDefined", WorkflowID: "g"}},
 				Feedback:     []Artefact{{ID: "r", LogicalID: "r", Version: 1, StructuralType: "Review", Type: "CodeReview"}},
 				Workflow:     Workflow{ID: "g", Goal: "Add /health", Iteration: 2, Priority: 5},
-				Memory:       Memory{Shared: "s", Learnings: "l", Upstream: map[string]string{"planner": "p"}},
+				Memory:       Memory{Shared: "s", Learnings: "l", Handbook: "h", Upstream: map[string]string{"planner": "p"}},
 				Instance:     "dev",
 				Agent:        "coder",
 			},
@@ -66,7 +66,7 @@ func TestInputJSON(t *testing.T) {
 				`"feedback":[{"id":"r","logical_id":"r","version":1,"structural_type":"Review","type":"CodeReview","payload":"",` +
 				`"source_artefacts":[],"produced_by_role":"","workflow_id":"","created_at_ms":0}],` +
 				`"workflow":{"id":"g","goal":"Add /health","iteration":2,"priority":5},` +
-				`"memory":{"shared":"s","learnings":"l","upstream":{"planner":"p"}},"instance":"dev","agent":"coder"}`,
+				`"memory":{"shared":"s","learnings":"l","handbook":"h","upstream":{"planner":"p"}},"instance":"dev","agent":"coder"}`,
 		},
 	}
 	for _, tt := range tests {

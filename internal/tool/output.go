@@ -30,10 +30,14 @@ const (
 	fieldSummary         = "summary"
 	fieldStructuralType  = "structural_type"
 	fieldMemory          = "memory"
+	fieldUsage           = "usage"
+	fieldError           = "error"
+	fieldRetryable       = "retryable"
 )
 
 // outputFields lists the accepted fields in the order error messages give.
-var outputFields = []string{fieldArtefactType, fieldArtefactPayload, fieldSummary, fieldStructuralType, fieldMemory}
+var outputFields = []string{fieldArtefactType, fieldArtefactPayload, fieldSummary, fieldStructuralType, fieldMemory,
+	fieldUsage, fieldError, fieldRetryable}
 
 // outputStructuralTypes are the structural types a tool may ask for; the
 // empty string means the cub's default (Standard).
@@ -59,13 +63,34 @@ var fieldHints = map[string]string{
 //   - StructuralType is "", "Review", "Question" or "Terminal".
 //   - Memory is the tool's compact memory (§10) as compact JSON text of an
 //     object, or nil when the tool returned none.
+//   - Usage is what a model call cost, or nil when the tool reported none.
+//   - Error is set when the tool reports that it failed (whatever its exit
+//     code); artefact_type is then not required and the cub writes a
+//     Failure. Retryable says whether running it again could help (nil:
+//     the tool did not say, which counts as transient).
 type Output struct {
 	ArtefactType    string          `json:"artefact_type"`
 	ArtefactPayload string          `json:"artefact_payload"`
 	Summary         string          `json:"summary"`
 	StructuralType  string          `json:"structural_type"`
 	Memory          json.RawMessage `json:"memory"`
+	Usage           *Usage          `json:"usage,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	Retryable       *bool           `json:"retryable,omitempty"`
 }
+
+// Usage is the token cost a tool reports for the model calls it made on
+// one claim; the cub stores it in the artefact's metadata (keys "model",
+// "input_tokens", "output_tokens"), where budgets and listings read it.
+type Usage struct {
+	Model        string `json:"model"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+}
+
+// MaxUsageTokens bounds each token count a tool may report: far above any
+// real call, low enough that sums over a workflow never overflow.
+const MaxUsageTokens = 1 << 40
 
 // ParseOutput checks what a tool printed on stdout for a claim of type
 // claimType and returns it as an Output.
@@ -111,8 +136,27 @@ func ParseOutput(stdout []byte, claimType ClaimType, maxPayload int) (Output, er
 	if raw, ok := fields[fieldMemory]; ok {
 		out.Memory = p.memory(raw)
 	}
+	if raw, ok := fields[fieldUsage]; ok {
+		out.Usage = p.usage(raw)
+	}
+	if raw, ok := fields[fieldError]; ok {
+		if s, ok := p.str(fieldError, raw, "saying what went wrong"); ok {
+			out.Error = strings.TrimSpace(s)
+			if out.Error == "" {
+				p.add(fieldError, "error is an empty string; say what went wrong, or leave the field out")
+			}
+		}
+	}
+	if raw, ok := fields[fieldRetryable]; ok {
+		var b bool
+		if jsonKind(raw) != "boolean" || json.Unmarshal(raw, &b) != nil {
+			p.add(fieldRetryable, fmt.Sprintf("retryable is a JSON %s; it must be true or false", jsonKind(raw)))
+		} else {
+			out.Retryable = &b
+		}
+	}
 
-	if typeOK {
+	if typeOK && out.Error == "" {
 		p.checkArtefactType(out.ArtefactType, claimType)
 	}
 	p.checkStructuralType(out.StructuralType)
@@ -356,6 +400,52 @@ func (p *problems) memory(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(compactJSON(raw))
+}
+
+// usage decodes the usage object: a model name and two non-negative token
+// counts.
+func (p *problems) usage(raw json.RawMessage) *Usage {
+	if k := jsonKind(raw); k != "object" {
+		p.add(fieldUsage, fmt.Sprintf(
+			"usage is a JSON %s; it must be an object such as {\"model\": \"gpt-4o\", \"input_tokens\": 812, \"output_tokens\": 95}", k))
+		return nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		p.add(fieldUsage, "usage is not a valid JSON object: "+err.Error())
+		return nil
+	}
+	u := &Usage{}
+	ok := true
+	for key, v := range doc {
+		switch key {
+		case "model":
+			var s string
+			if jsonKind(v) != "string" || json.Unmarshal(v, &s) != nil || len(s) > 200 {
+				p.add(fieldUsage, "usage.model must be a string of at most 200 bytes")
+				ok = false
+			}
+			u.Model = s
+		case "input_tokens", "output_tokens":
+			var n int64
+			if jsonKind(v) != "number" || json.Unmarshal(v, &n) != nil || n < 0 || n > MaxUsageTokens {
+				p.add(fieldUsage, fmt.Sprintf("usage.%s must be a whole number between 0 and %d", key, int64(MaxUsageTokens)))
+				ok = false
+			}
+			if key == "input_tokens" {
+				u.InputTokens = n
+			} else {
+				u.OutputTokens = n
+			}
+		default:
+			p.add(fieldUsage, fmt.Sprintf("usage has the unknown field %s; allowed are model, input_tokens, output_tokens", quoteHead([]byte(key), 60)))
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return u
 }
 
 // checkArtefactType records a problem when t is missing on a claim that needs

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -64,6 +65,26 @@ func TestParseOutput(t *testing.T) {
 			claimType: ClaimTypeClaim,
 			want: Output{ArtefactType: "Ask", StructuralType: "Question", ArtefactPayload: "why?",
 				Memory: json.RawMessage(`{"status":"DONE","key_findings":["a"]}`)},
+		},
+		{
+			name:      "usage is kept",
+			stdout:    `{"artefact_type":"Plan","artefact_payload":"p","usage":{"model":"gpt-4o","input_tokens":812,"output_tokens":95}}`,
+			claimType: ClaimTypeExclusive,
+			want: Output{ArtefactType: "Plan", ArtefactPayload: "p",
+				Usage: &Usage{Model: "gpt-4o", InputTokens: 812, OutputTokens: 95}},
+		},
+		{
+			name:      "a reported error needs no artefact_type",
+			stdout:    `{"error":"rate limited by the provider","retryable":false,"usage":{"model":"m","input_tokens":1,"output_tokens":0}}`,
+			claimType: ClaimTypeClaim,
+			want: Output{Error: "rate limited by the provider", Retryable: boolPtr(false),
+				Usage: &Usage{Model: "m", InputTokens: 1}},
+		},
+		{
+			name:      "learn claims answer like any other",
+			stdout:    `{"artefact_type":"Learning","artefact_payload":"Check accounting first."}`,
+			claimType: ClaimTypeLearn,
+			want:      Output{ArtefactType: "Learning", ArtefactPayload: "Check accounting first."},
 		},
 		{
 			name:      "terminal structural type",
@@ -268,6 +289,34 @@ func TestParseOutput(t *testing.T) {
 			wantErr:   []string{"summary is a JSON array; it must be a string"},
 		},
 		{
+			name:      "usage with a negative count",
+			stdout:    `{"artefact_type":"Plan","usage":{"model":"m","input_tokens":-3}}`,
+			claimType: ClaimTypeClaim,
+			wantField: "usage",
+			wantErr:   []string{"usage.input_tokens must be a whole number"},
+		},
+		{
+			name:      "usage with an unknown field",
+			stdout:    `{"artefact_type":"Plan","usage":{"model":"m","cost":1}}`,
+			claimType: ClaimTypeClaim,
+			wantField: "usage",
+			wantErr:   []string{`usage has the unknown field "cost"`},
+		},
+		{
+			name:      "retryable not a boolean",
+			stdout:    `{"error":"x","retryable":"no"}`,
+			claimType: ClaimTypeClaim,
+			wantField: "retryable",
+			wantErr:   []string{"retryable is a JSON string; it must be true or false"},
+		},
+		{
+			name:      "empty error",
+			stdout:    `{"error":"  "}`,
+			claimType: ClaimTypeClaim,
+			wantField: "error",
+			wantErr:   []string{"error is an empty string"},
+		},
+		{
 			name:      "memory not an object",
 			stdout:    `{"artefact_type":"Plan","memory":"remember this"}`,
 			claimType: ClaimTypeClaim,
@@ -422,10 +471,13 @@ func assertOutput(t testing.TB, got, want Output) {
 	t.Helper()
 	if got.ArtefactType != want.ArtefactType || got.ArtefactPayload != want.ArtefactPayload ||
 		got.Summary != want.Summary || got.StructuralType != want.StructuralType ||
-		!bytes.Equal(got.Memory, want.Memory) {
+		!bytes.Equal(got.Memory, want.Memory) || got.Error != want.Error ||
+		!reflect.DeepEqual(got.Usage, want.Usage) || !reflect.DeepEqual(got.Retryable, want.Retryable) {
 		t.Errorf("ParseOutput() =\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
