@@ -84,6 +84,8 @@ func (c *Config) ApplyDefaults() {
 		c.Agents[name] = a
 	}
 
+	c.Approvals.applyDefaults(c)
+
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage
 	}

@@ -23,7 +23,7 @@ func TestParseUnknownKeys(t *testing.T) {
 			data:     withLines(`orchestrater: {}`),
 			wantPath: "orchestrater",
 			wantLine: 5,
-			wantMsg:  `sett.yml:5: unknown key "orchestrater" at the top level (known keys: version, instance, orchestrator, agents, services)`,
+			wantMsg:  `sett.yml:5: unknown key "orchestrater" at the top level (known keys: version, instance, orchestrator, agents, approvals, services)`,
 		},
 		{
 			name:     "in an agent",

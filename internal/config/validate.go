@@ -86,6 +86,7 @@ func (c *Config) Validate() error {
 		a.validate(v, p)
 	}
 
+	c.Approvals.validate(v, c)
 	c.Services.Redis.validate(v, "services.redis")
 
 	if len(v.errs) == 0 {

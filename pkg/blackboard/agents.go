@@ -206,6 +206,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
+	var memRev *redis.StringCmd
 	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
 		var reads [3]*redis.MapStringStringCmd
 		pipe := c.rdb.Pipeline()
@@ -215,7 +216,11 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 		reads[0] = pipe.HGetAll(ctx, c.keys.Claim(g.ClaimID))
 		reads[1] = pipe.HGetAll(ctx, c.keys.Artefact(g.ArtefactID))
 		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))
+		memRev = pipe.HGet(ctx, c.keys.ToolMemory(), "rev")
 		_, err := pipe.Exec(ctx)
+		if errors.Is(err, redis.Nil) {
+			err = nil // no tool memory published yet
+		}
 		return lease, reads, err
 	}
 	lease, reads, err := run()
@@ -244,5 +249,6 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 	if v.Workflow, err = DecodeWorkflow(reads[2].Val()); err != nil {
 		return nil, fmt.Errorf("workflow %s: %w", g.WorkflowID, err)
 	}
+	v.ToolMemoryRev, _ = strconv.ParseInt(memRev.Val(), 10, 64)
 	return v, nil
 }

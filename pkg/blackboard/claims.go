@@ -58,6 +58,10 @@ type NewClaim struct {
 	BidTimeout time.Duration
 	// TimerIn arms the claim's timer when there is no bid timeout.
 	TimerIn time.Duration
+	// ApprovalTimeout, for a claim created in pending_approval, is how
+	// long the approval waits before it expires (zero: never); the
+	// request and expiry times come from the Redis clock.
+	ApprovalTimeout time.Duration
 	// Budget is checked against the workflow before anything is written.
 	Budget Budget
 	// Grants are agent → token pairs for a claim granted at creation.
@@ -103,19 +107,20 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		return "", false, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
 	}
 	req := map[string]any{
-		"id":               cl.ID,
-		"artefact_id":      cl.ArtefactID,
-		"workflow_id":      cl.WorkflowID,
-		"status":           string(cl.Status),
-		"by_artefact":      nc.ByArtefact,
-		"adds_item":        nc.AddsItem,
-		"bid_timeout_ms":   nc.BidTimeout.Milliseconds(),
-		"timer_in_ms":      nc.TimerIn.Milliseconds(),
-		"max_artefacts":    nc.Budget.MaxArtefacts,
-		"max_depth":        nc.Budget.MaxDepth,
-		"depth":            nc.Budget.Depth,
-		"claim_channel":    c.keys.ClaimEvents(),
-		"workflow_channel": c.keys.WorkflowEvents(),
+		"id":                  cl.ID,
+		"artefact_id":         cl.ArtefactID,
+		"workflow_id":         cl.WorkflowID,
+		"status":              string(cl.Status),
+		"by_artefact":         nc.ByArtefact,
+		"adds_item":           nc.AddsItem,
+		"bid_timeout_ms":      nc.BidTimeout.Milliseconds(),
+		"timer_in_ms":         nc.TimerIn.Milliseconds(),
+		"approval_timeout_ms": nc.ApprovalTimeout.Milliseconds(),
+		"max_artefacts":       nc.Budget.MaxArtefacts,
+		"max_depth":           nc.Budget.MaxDepth,
+		"depth":               nc.Budget.Depth,
+		"claim_channel":       c.keys.ClaimEvents(),
+		"workflow_channel":    c.keys.WorkflowEvents(),
 	}
 	if nc.Epoch > 0 {
 		req["epoch"] = strconv.FormatInt(nc.Epoch, 10)
@@ -143,7 +148,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	keys := []string{
 		c.keys.Claim(cl.ID), byArtefact, c.keys.ActiveClaims(), c.keys.WorkflowClaimIndex(cl.WorkflowID),
 		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
-		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID),
+		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
@@ -160,7 +165,8 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	args := []any{string(body)}
 	for _, p := range fields {
 		switch p[0] {
-		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms":
+		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms",
+			"approval_requested_at_ms", "approval_expires_at_ms":
 			continue // set by the script from the server clock and the workflow
 		}
 		args = append(args, p[0], p[1])
@@ -188,6 +194,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 // ClaimPatch lists the claim fields a transition sets; zero values are left
 // unchanged (no transition ever clears a field).
 type ClaimPatch struct {
+	ExpectedBidders       []string
 	GrantedReviewAgents   []string
 	GrantedParallelAgents []string
 	GrantedExclusiveAgent string
@@ -199,6 +206,7 @@ type ClaimPatch struct {
 
 func (p ClaimPatch) fields() []string {
 	var h hashFields
+	h.list("expected_bidders", p.ExpectedBidders)
 	h.list("granted_review_agents", p.GrantedReviewAgents)
 	h.list("granted_parallel_agents", p.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)
@@ -248,14 +256,19 @@ type Transition struct {
 	// statuses always clear it.
 	ArmTimer bool
 	TimerIn  time.Duration
+	// BidTimeout, when positive, starts consensus: bid_deadline_ms is set
+	// to now+BidTimeout (Redis clock) and the claim's timer armed at it.
+	BidTimeout time.Duration
 	// CloseItem closes the claim's open item in its workflow (final
 	// statuses; a rework hands its item to the feedback claim instead).
 	CloseItem bool
-	// FailWorkflow ends the workflow as failed with FailReason.
-	FailWorkflow bool
-	FailReason   string
-	Events       []Event
-	Epoch        int64
+	// FailWorkflow ends the workflow with WorkflowStatus (default failed)
+	// and FailReason.
+	FailWorkflow   bool
+	FailReason     string
+	WorkflowStatus WorkflowStatus
+	Events         []Event
+	Epoch          int64
 }
 
 // TransitionClaim applies t atomically and returns the claim's new rev.
@@ -277,6 +290,9 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if t.From.Final() {
 		return 0, fmt.Errorf("%w: transition %q -> %q: %s is final", ErrInvalid, t.From, t.To, t.From)
 	}
+	if t.WorkflowStatus != "" && (!t.WorkflowStatus.Valid() || !t.WorkflowStatus.Final()) {
+		return 0, fmt.Errorf("%w: transition ends workflow %s with status %q, not a final status", ErrInvalid, t.WorkflowID, t.WorkflowStatus)
+	}
 	if err := t.Set.readable(t.ClaimID, t.WorkflowID); err != nil {
 		return 0, fmt.Errorf("%w: transition of claim %s would leave it unreadable: %v", ErrInvalid, t.ClaimID, err)
 	}
@@ -289,6 +305,8 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"close_item":       t.CloseItem,
 		"fail_workflow":    t.FailWorkflow,
 		"fail_reason":      t.FailReason,
+		"workflow_status":  string(t.WorkflowStatus),
+		"bid_timeout_ms":   t.BidTimeout.Milliseconds(),
 		"claim_channel":    c.keys.ClaimEvents(),
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
@@ -313,7 +331,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	keys := []string{
 		c.keys.Claim(t.ClaimID), c.keys.ActiveClaims(), c.keys.Events(), c.keys.Workflow(t.WorkflowID),
 		c.keys.Timers(), c.keys.Epoch(), c.keys.Bids(t.ClaimID), c.keys.Grants(t.ClaimID),
-		c.keys.OrchestratorQueue(),
+		c.keys.OrchestratorQueue(), c.keys.ApprovalIndex(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
 	if err != nil {
@@ -615,6 +633,10 @@ type GrantView struct {
 	Claim    *Claim
 	Target   *Artefact
 	Workflow *Workflow
+	// ToolMemoryRev is the revision of the published tool memory (0: none
+	// published), read in the same round trip so that a cub re-reads the
+	// learnings and handbook only when they changed.
+	ToolMemoryRev int64
 }
 
 // ReadGrant reads a claim, its target artefact and its workflow in one

@@ -86,6 +86,26 @@ func (k Keys) ClaimIDIndex() string { return k.prefix + "index:claim_ids" }
 // what the orchestrator reconciles at start and what `sett status` counts.
 func (k Keys) ActiveClaims() string { return k.prefix + "index:claims:active" }
 
+// ApprovalIndex is the ZSET of claim ids waiting in pending_approval,
+// scored by the time the approval was requested: what `sett approvals`
+// lists without a scan.
+func (k Keys) ApprovalIndex() string { return k.prefix + "index:approvals" }
+
+// Learnings is the HASH of learnings from human rejections: field the
+// learning id, value its JSON. The record of what was learned, whatever
+// happens to Agent_Memory.md.
+func (k Keys) Learnings() string { return k.prefix + "learnings" }
+
+// LearningIndex is the ZSET of learning ids scored by the time they were
+// recorded, oldest first.
+func (k Keys) LearningIndex() string { return k.prefix + "index:learnings" }
+
+// ToolMemory is the HASH of what every tool receives besides its claim:
+// learnings (Agent_Memory.md as the human left it, or rendered from
+// Learnings without a vault), handbook (Company_Handbook.md) and rev,
+// bumped on every change so cubs re-read the text only when it changed.
+func (k Keys) ToolMemory() string { return k.prefix + "tool_memory" }
+
 // Events is the STREAM holding the instance's durable, ordered event log.
 func (k Keys) Events() string { return k.prefix + "events" }
 

@@ -12,7 +12,8 @@
 -- KEYS[9]  leader epoch STRING       sett:<i>:orchestrator:epoch
 -- KEYS[10] grants HASH               sett:<i>:claim:<id>:grants
 -- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
--- KEYS[12..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[12] approvals index ZSET      sett:<i>:index:approvals
+-- KEYS[13..] agent inbox STREAMs referenced by index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, artefact_id, workflow_id, status, epoch,
@@ -21,6 +22,10 @@
 --                    false: it takes over the open item its artefact already holds
 --   bid_timeout_ms   >0: set bid_deadline_ms and a timer at now+bid_timeout_ms
 --   timer_in_ms      >0: a timer at now+timer_in_ms (used when no bid timeout)
+--   approval_timeout_ms  with status pending_approval: the approval is
+--                    requested now and expires at now+approval_timeout_ms
+--                    (0: never); the claim joins the approvals index and
+--                    its timer is armed at the expiry
 --   max_artefacts, max_depth, depth   budgets (0 = unlimited)
 --   grants           flat list agent, token, ...
 --   bids             flat list agent, bid, ... decided without asking the
@@ -94,6 +99,17 @@ if bid_timeout > 0 then
   hset[#hset + 1] = tostring(due)
 elseif tonumber(req.timer_in_ms or 0) > 0 then
   due = ts + tonumber(req.timer_in_ms)
+end
+if req.status == 'pending_approval' then
+  hset[#hset + 1] = 'approval_requested_at_ms'
+  hset[#hset + 1] = tostring(ts)
+  local timeout = tonumber(req.approval_timeout_ms or 0)
+  if timeout > 0 then
+    due = ts + timeout
+    hset[#hset + 1] = 'approval_expires_at_ms'
+    hset[#hset + 1] = tostring(due)
+  end
+  redis.call('ZADD', KEYS[12], ts, req.id)
 end
 redis.call(unpack(hset))
 

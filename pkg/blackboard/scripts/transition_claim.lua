@@ -10,7 +10,8 @@
 -- KEYS[7]  bids HASH           sett:<i>:claim:<id>:bids
 -- KEYS[8]  grants HASH         sett:<i>:claim:<id>:grants
 -- KEYS[9]  orchestrator queue STREAM sett:<i>:orchestrator:queue
--- KEYS[10..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[10] approvals index ZSET sett:<i>:index:approvals
+-- KEYS[11..] agent inbox STREAMs referenced by index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, workflow_id, epoch,
@@ -23,8 +24,11 @@
 --   inbox            list of {key, channel, fields}
 --   timer_in_ms      >=0: (re)arm the claim's timer at now+timer_in_ms;
 --                    absent: leave it; final statuses always clear it
+--   bid_timeout_ms   >0: consensus starts now: bid_deadline_ms = now +
+--                    bid_timeout_ms and the timer is armed at it
 --   close_item       true: the claim ends and its open item closes
---   fail_workflow    true: end the workflow as failed with fail_reason
+--   fail_workflow    true: end the workflow with workflow_status (default
+--                    'failed') and fail_reason
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
 --
@@ -75,9 +79,16 @@ if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
 end
 
 local final = req.to == 'complete' or req.to == 'terminated'
+if req.from == 'pending_approval' and req.to ~= 'pending_approval' then
+  redis.call('ZREM', KEYS[10], req.id)
+end
+local bid_timeout = tonumber(req.bid_timeout_ms or 0)
 if final then
   redis.call('ZREM', KEYS[2], req.id)
   redis.call('ZREM', KEYS[5], req.id)
+elseif bid_timeout > 0 then
+  redis.call('HSET', KEYS[1], 'bid_deadline_ms', tostring(ts + bid_timeout))
+  redis.call('ZADD', KEYS[5], ts + bid_timeout, req.id)
 elseif req.timer_in_ms ~= nil and req.timer_in_ms ~= cjson.null and tonumber(req.timer_in_ms) >= 0 then
   redis.call('ZADD', KEYS[5], ts + tonumber(req.timer_in_ms), req.id)
 end
@@ -92,7 +103,11 @@ emit_all(KEYS[3], ts, req.events)
 deliver(req.inbox, ts)
 
 if req.fail_workflow then
-  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, 'failed', req.fail_reason or 'failed', ts, KEYS[9])
+  local status = req.workflow_status
+  if status == nil or status == cjson.null or status == '' then
+    status = 'failed'
+  end
+  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, status, req.fail_reason or status, ts, KEYS[9])
 end
 if final and req.close_item then
   close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts, KEYS[9])
