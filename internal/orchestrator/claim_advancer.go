@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -69,13 +70,18 @@ type ClaimAdvancer struct {
 	log   zerolog.Logger
 	// TimerArmedFunc tells the timer loop that a timer now fires in d.
 	TimerArmedFunc func(d time.Duration)
+	// LearningsChangedFunc runs after a new learning is recorded (it
+	// publishes the learnings tools receive when no vault does); an error
+	// makes the step run again, which records nothing twice.
+	LearningsChangedFunc func(ctx context.Context) error
 }
 
 // NewClaimAdvancer returns an advancer writing under the epoch reported by
 // epoch.
 func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
 	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}}
+		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {},
+		LearningsChangedFunc: func(context.Context) error { return nil }}
 }
 
 // errMovedOn reports that a compare-and-set found the claim already moved
@@ -121,7 +127,7 @@ func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint strin
 	if cl.Status.Final() {
 		return nil
 	}
-	if st.Workflow.Status != blackboard.WorkflowRunning {
+	if st.Workflow.Status != blackboard.WorkflowRunning && !cl.IsLearn() {
 		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", short(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
 		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, false, "",
 			a.event(blackboard.EventClaimTerminatedWorkflowEnded, cl, "", map[string]string{"reason": reason}))
@@ -129,6 +135,8 @@ func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint strin
 	switch cl.Status {
 	case blackboard.ClaimPendingConsensus:
 		return a.consensus(ctx, st)
+	case blackboard.ClaimPendingApproval:
+		return a.approval(ctx, st)
 	case blackboard.ClaimPendingReview, blackboard.ClaimPendingParallel,
 		blackboard.ClaimPendingExclusive, blackboard.ClaimPendingAssignment:
 		return a.phase(ctx, st, checkLeases)
@@ -239,7 +247,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 	granted := cl.GrantedAgents()
 	var missing []string
 	for _, agent := range granted {
-		if st.Failed[agent] {
+		if st.Failed[agent] && !cl.IsLearn() {
 			return a.agentFailed(ctx, st, agent)
 		}
 		if _, ok := st.Outputs[agent]; !ok {
@@ -251,6 +259,9 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 			return a.checkLeases(ctx, st, missing)
 		}
 		return nil
+	}
+	if cl.IsLearn() {
+		return a.learnPhase(ctx, st)
 	}
 	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
 	switch cl.Status {
@@ -370,6 +381,9 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		return a.rearm(ctx, cl, a.set.LeaseTTL+leaseMargin)
 	}
 	a.m.LeasesLost.Add(float64(len(lost)))
+	if cl.Attempts >= a.set.MaxGrantAttempts && cl.IsLearn() {
+		return a.learnFallback(ctx, st, fmt.Sprintf("the learner %s delivered nothing after %d grant attempts", strings.Join(lost, ", "), cl.Attempts))
+	}
 	if cl.Attempts >= a.set.MaxGrantAttempts {
 		reason := fmt.Sprintf("Terminated: no result from %s after %d grant attempts (work lease lost each time).",
 			strings.Join(lost, ", "), cl.Attempts)
@@ -385,7 +399,7 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		Set: blackboard.ClaimPatch{Attempts: attempt}, Grants: map[string]string{},
 		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
 	}
-	kind := cl.Status.GrantKind()
+	kind := cl.GrantKind()
 	for _, agent := range lost {
 		t.Grants[agent] = token
 		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
@@ -422,7 +436,8 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	} else {
 		t.Set.CompletionReason = reason
 	}
-	t.CloseItem = true
+	// A learn claim holds no item of its workflow (see learn_loop.go).
+	t.CloseItem = !cl.IsLearn()
 	t.FailWorkflow, t.FailReason = failWorkflow, failReason
 	t.Events = append(t.Events, events...)
 	if err := a.transition(ctx, t); err != nil {
@@ -498,3 +513,23 @@ func short(id string) string {
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// oneLine joins the lines of s with single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// msDuration renders a span of milliseconds for people.
+func msDuration(ms int64) time.Duration {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second)
+}

@@ -73,7 +73,7 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	advancer.TimerArmedFunc = timers.Armed
 	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
 	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
-	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.log)
+	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -30,6 +30,12 @@ type Settings struct {
 	// already say ignore for an artefact is not asked to bid on it.
 	// Agents without rules are always asked.
 	Rules map[string]bidding.Rules
+	// Approvals is the approval gate (sett.yml approvals); its zero value
+	// gates nothing.
+	Approvals config.ApprovalsConfig
+	// Learner names the agent granted a learn claim for every human
+	// rejection; empty: the human's reason is the learning.
+	Learner string
 	// LeaderTTL is the leader lease TTL; zero means 10s.
 	LeaderTTL time.Duration
 	// Workers is the number of concurrent claim handlers; zero means 16.
@@ -63,6 +69,8 @@ func SettingsFrom(c *config.Config) Settings {
 		MaxChainDepth:        o.MaxChainDepth,
 		Agents:               agents,
 		Rules:                rules,
+		Approvals:            c.Approvals,
+		Learner:              o.Learner,
 	}
 }
 

@@ -83,6 +83,17 @@ func (c *Client) PendingApprovals(ctx context.Context) ([]ApprovalRequest, error
 	return out, nil
 }
 
+// CountApprovals returns how many claims wait for a human decision.
+func (c *Client) CountApprovals(ctx context.Context) (int64, error) {
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	n, err := c.rdb.ZCard(octx, c.keys.ApprovalIndex()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("blackboard: count approvals: %w", err)
+	}
+	return n, nil
+}
+
 // ApprovalOf returns the approval request of the claim of an artefact
 // version. Errors: ErrNotFound when the artefact has no claim waiting
 // for approval.

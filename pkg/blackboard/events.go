@@ -47,6 +47,16 @@ const (
 	EventClaimTerminatedWorkflowEnded  EventType = "claim_terminated_workflow_ended"
 	EventClaimTerminatedAgentFailure   EventType = "claim_terminated_agent_failure"
 	EventClaimTerminatedLeaseExhausted EventType = "claim_terminated_lease_exhausted"
+
+	// Approval gates and learning (SPEC §9). approval_decided and
+	// learning_recorded are emitted by their scripts.
+	EventApprovalRequested       EventType = "approval_requested"
+	EventApprovalDecided         EventType = "approval_decided"
+	EventApprovalApplied         EventType = "approval_applied"
+	EventApprovalExpired         EventType = "approval_expired"
+	EventClaimTerminatedRejected EventType = "claim_terminated_rejected"
+	EventLearnClaimCreated       EventType = "learn_claim_created"
+	EventLearningRecorded        EventType = "learning_recorded"
 )
 
 // Event is one entry of the event stream: the audit log and the
