@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -47,6 +48,7 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 	if _, err := a.writeHumanReview(ctx, cl, target); err != nil {
 		return err
 	}
+	failpoint.Hit("approval-review-written")
 	plan := planBids(a.dir, a.set.Rules, target.Type, target.ProducedByRole)
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: blackboard.ClaimPendingConsensus,
