@@ -289,4 +289,3 @@ func waitLearnings(t *testing.T, s *stacktest.Stack, n int) []blackboard.Learnin
 	}
 	return ls
 }
-
