@@ -87,6 +87,11 @@ type OrchestratorConfig struct {
 	// here as SPEC §11 lists it. Default 0: approvals.timeout decides.
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
 
+	// MaxConcurrentClaims caps how many claims hold grants at once across
+	// the instance; further grants wait and are released highest priority
+	// first, oldest workflow first. Default 0: no limit.
+	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
+
 	// Learner names the agent whose tool turns each human rejection into
 	// one learning (claim type "learn", SPEC §9). Empty: the human's
 	// reason is the learning. A dedicated learner usually has

@@ -109,6 +109,9 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 		v.addf(p+".max_payload_bytes", "%s is out of range (must be between %s and %s)", o.MaxPayloadBytes, MinMaxPayloadBytes, MaxMaxPayloadBytes)
 	}
 	minDuration(v, p+".agent_heartbeat_ttl", o.AgentHeartbeatTTL, MinAgentHeartbeatTTL)
+	if o.MaxConcurrentClaims < 0 {
+		v.addf(p+".max_concurrent_claims", "%d is not valid (use a positive number, or 0 for no limit)", o.MaxConcurrentClaims)
+	}
 	if msg := checkListenAddr(o.HTTPAddr); msg != "" {
 		v.addf(p+".http_addr", "%s", msg)
 	}

@@ -88,11 +88,18 @@ func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, 
 // on: another handler took the step. The public methods turn it into nil.
 var errMovedOn = errors.New("orchestrator: claim already moved on")
 
+// settled reports whether err means the step needs no retry: it was taken
+// by someone else, or the claim now waits in the scheduler (a freed slot
+// or a resume wakes it).
+func settled(err error) bool {
+	return err == nil || errors.Is(err, errMovedOn) || errors.Is(err, blackboard.ErrWaiting)
+}
+
 // Advance applies the next step the claim's state calls for. checkLeases
 // also looks for granted agents whose work lease expired (timers and the
 // reconciler set it; events do not, to keep the hot path short).
 func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
-	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !errors.Is(err, errMovedOn) {
+	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !settled(err) {
 		return err
 	}
 	return nil
@@ -108,6 +115,9 @@ func (a *ClaimAdvancer) AdvanceConsensus(ctx context.Context, ev blackboard.Even
 	if ok && st.Claim.ID == ev.ClaimID && st.Claim.Status == blackboard.ClaimPendingConsensus &&
 		st.Workflow.Status == blackboard.WorkflowRunning {
 		err := a.consensus(ctx, st)
+		if errors.Is(err, blackboard.ErrWaiting) {
+			return nil
+		}
 		if !errors.Is(err, errMovedOn) {
 			return err
 		}
@@ -194,11 +204,14 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		if p == phaseExclusive {
 			agents = agents[:1] // deterministic winner: the lowest agent name
 		}
+		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
 			Set:        blackboard.ClaimPatch{Attempts: 1},
 			IgnoreBids: silent, Grants: map[string]string{},
 			ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+			Gate:   a.gate(),
+			Waited: &waited,
 			Events: append(events, a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
 				"phase": info.name, "agents": strings.Join(agents, ","),
 			})),
@@ -217,6 +230,9 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		}
 		if err := a.transition(ctx, t); err != nil {
 			return err
+		}
+		if waited > 0 {
+			a.m.QueueWait.Observe(waited.Seconds())
 		}
 		failpoint.Hit("granted-" + info.name)
 		if cl.Status == blackboard.ClaimPendingConsensus {
@@ -357,7 +373,9 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, st *blackboard.ClaimS
 }
 
 // checkLeases re-grants (or gives up on) granted agents whose work lease
-// is gone, and re-arms the claim's timer otherwise.
+// is gone, and re-arms the claim's timer otherwise. A grant counts from
+// its delivery to the agent's inbox: one still waiting for an agent slot
+// is not lost, and its delivery re-arms the timer.
 func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string) error {
 	cl := st.Claim
 	grantAge := time.Duration(st.NowMs-cl.UpdatedAtMs) * time.Millisecond
@@ -372,13 +390,27 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		return nil // moved on meanwhile; its own event handles it
 	}
 	var lost []string
+	next := time.Duration(-1)
 	for _, agent := range missing {
-		if !live.LiveLeases[agent] {
+		delivered, ok := live.DeliveredAtMs[agent]
+		if !ok {
+			continue // queued behind the agent's capacity
+		}
+		age := time.Duration(live.NowMs-delivered) * time.Millisecond
+		switch {
+		case live.LiveLeases[agent]:
+			next = minPositive(next, a.set.LeaseTTL+leaseMargin)
+		case age < a.set.LeaseTTL:
+			next = minPositive(next, a.set.LeaseTTL-age+leaseMargin)
+		default:
 			lost = append(lost, agent)
 		}
 	}
 	if len(lost) == 0 {
-		return a.rearm(ctx, cl, a.set.LeaseTTL+leaseMargin)
+		if next < 0 {
+			return nil // every missing grant is queued; its delivery arms the timer
+		}
+		return a.rearm(ctx, cl, next)
 	}
 	a.m.LeasesLost.Add(float64(len(lost)))
 	if cl.Attempts >= a.set.MaxGrantAttempts && cl.IsLearn() {
@@ -398,6 +430,7 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Set: blackboard.ClaimPatch{Attempts: attempt}, Grants: map[string]string{},
 		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		Gate: a.gate(),
 	}
 	kind := cl.GrantKind()
 	for _, agent := range lost {
@@ -409,6 +442,20 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
 	return a.transition(ctx, t)
+}
+
+// gate is the scheduler gate of a granting step of a regular claim.
+func (a *ClaimAdvancer) gate() *blackboard.GlobalGate {
+	return &blackboard.GlobalGate{Limit: a.set.MaxConcurrentClaims, Check: true, Counts: true}
+}
+
+// minPositive returns the smaller of a and b, where a negative a means
+// "none yet".
+func minPositive(a, b time.Duration) time.Duration {
+	if a < 0 || b < a {
+		return b
+	}
+	return a
 }
 
 func (a *ClaimAdvancer) rearm(ctx context.Context, cl *blackboard.Claim, in time.Duration) error {
@@ -438,6 +485,10 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	}
 	// A learn claim holds no item of its workflow (see learn_loop.go).
 	t.CloseItem = !cl.IsLearn()
+	// The grants of the current phase end with the claim: their slots go
+	// to waiting grants and their leases are deleted, so a tool still
+	// running (a cancelled workflow) is stopped by its cub.
+	t.Release = cl.GrantedAgents()
 	t.FailWorkflow, t.FailReason = failWorkflow, failReason
 	t.Events = append(t.Events, events...)
 	if err := a.transition(ctx, t); err != nil {
@@ -469,6 +520,10 @@ func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition)
 	if errors.Is(err, blackboard.ErrStaleStatus) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
 		return errMovedOn
+	}
+	if errors.Is(err, blackboard.ErrWaiting) {
+		a.log.Debug().Str("claim_id", t.ClaimID).Err(err).Msg("grant waits for the scheduler")
+		return err
 	}
 	if err == nil && t.ArmTimer {
 		a.TimerArmedFunc(t.TimerIn)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -87,6 +88,20 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 				cancel()
 			}
 		}()
+	}
+	// The scheduler's per-agent gates read the limits from Redis; the
+	// leader states them from sett.yml before granting anything.
+	for {
+		err := o.bb.SetCapacity(ctx, o.set.AgentLimits, o.set.HeartbeatTTL, o.set.LeaseTTL+leaseMargin)
+		if err == nil {
+			break
+		}
+		o.log.Warn().Err(err).Msg("storing the agents' capacity failed; retrying")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
 	}
 	run("dispatcher", disp.Run)
 	run("event_loop", events.Run)

@@ -55,6 +55,12 @@ func (r *Reconciler) Once(ctx context.Context) error {
 	if n, err := r.bb.CountApprovals(ctx); err == nil {
 		r.m.ApprovalsPending.Set(float64(n))
 	}
+	if c, err := r.bb.CountScheduler(ctx); err == nil {
+		r.m.QueueDepth.Set(float64(c.Waiting))
+	}
+	if p, err := r.bb.GetPauseState(ctx); err == nil {
+		r.m.Paused.Set(boolGauge(p.Paused))
+	}
 	for _, id := range ids {
 		claimID := id
 		r.disp.Submit(ctx, claimID, func(ctx context.Context) {
@@ -64,4 +70,11 @@ func (r *Reconciler) Once(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

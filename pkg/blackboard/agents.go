@@ -70,7 +70,8 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 	defer cancel()
 	run := func() ([]*redis.Cmd, error) {
 		pipe := c.rdb.Pipeline()
-		pipe.Set(ctx, c.keys.Heartbeat(agent), consumer, ttl)
+		pipe.EvalSha(ctx, c.scripts.beat.sha, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
+			consumer, ttl.Milliseconds())
 		cmds := make([]*redis.Cmd, len(leases))
 		for i, l := range leases {
 			cmds[i] = pipe.EvalSha(ctx, c.scripts.extendLease.sha, []string{c.keys.Lease(l.ClaimID, agent)},

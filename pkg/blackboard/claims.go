@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,6 +67,10 @@ type NewClaim struct {
 	Budget Budget
 	// Grants are agent → token pairs for a claim granted at creation.
 	Grants map[string]string
+	// Counts makes the claim hold a scheduler slot from creation (a
+	// feedback claim continuing its parent's work; it is not held back by
+	// max_concurrent_claims, which its parent already held).
+	Counts bool
 	// Bids are decided at creation for agents that are not asked (their
 	// rules already say ignore); they must not be ExpectedBidders.
 	Bids map[string]Bid
@@ -148,7 +153,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	keys := []string{
 		c.keys.Claim(cl.ID), byArtefact, c.keys.ActiveClaims(), c.keys.WorkflowClaimIndex(cl.WorkflowID),
 		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
-		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(),
+		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(), c.keys.Running(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
@@ -269,10 +274,38 @@ type Transition struct {
 	WorkflowStatus WorkflowStatus
 	Events         []Event
 	Epoch          int64
+	// Gate, on a step that grants work, subjects it to the scheduler: it
+	// is not applied while the instance is paused, nor (unless exempt)
+	// while max_concurrent_claims claims hold slots or better-ranked
+	// claims wait for the free ones — TransitionClaim then returns
+	// ErrWaiting and the claim waits in the scheduler's queue.
+	Gate *GlobalGate
+	// Release lists, on a final status, the agents whose grants on the
+	// claim end: their slots go to their next waiting grants and their
+	// leases are deleted (a running tool's cub sees it and stops it).
+	Release []string
+	// ClearOutputs lists agents whose output and failure mark are removed
+	// so that they deliver again (a retry after a failure).
+	ClearOutputs []string
+	// Waited, when not nil, receives how long the claim waited for a slot
+	// before this step (zero when it did not wait).
+	Waited *time.Duration
+}
+
+// GlobalGate says how a granting step meets the instance-wide limit.
+type GlobalGate struct {
+	// Limit is orchestrator.max_concurrent_claims (0: no limit).
+	Limit int
+	// Check subjects the step to Limit; false exempts it (the claim
+	// already holds a slot, or continues one).
+	Check bool
+	// Counts makes the claim hold a slot from this step until it ends.
+	Counts bool
 }
 
 // TransitionClaim applies t atomically and returns the claim's new rev.
-// Errors: ErrStaleStatus (someone else moved the claim first), ErrNotFound,
+// Errors: ErrStaleStatus (someone else moved the claim first), ErrWaiting
+// (the step waits for a slot or a resume; nothing applied), ErrNotFound,
 // ErrFenced, ErrInvalid.
 func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error) {
 	if err := ValidateID(t.ClaimID); err != nil {
@@ -322,6 +355,12 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if len(t.Grants) > 0 {
 		req["grants"] = flatten(t.Grants)
 	}
+	if len(t.ClearOutputs) > 0 {
+		req["clear_outputs"] = t.ClearOutputs
+	}
+	if t.Gate != nil {
+		req["global"] = map[string]any{"limit": t.Gate.Limit, "check": t.Gate.Check, "counts": t.Gate.Counts}
+	}
 	if t.ArmTimer {
 		req["timer_in_ms"] = t.TimerIn.Milliseconds()
 	}
@@ -331,7 +370,8 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	keys := []string{
 		c.keys.Claim(t.ClaimID), c.keys.ActiveClaims(), c.keys.Events(), c.keys.Workflow(t.WorkflowID),
 		c.keys.Timers(), c.keys.Epoch(), c.keys.Bids(t.ClaimID), c.keys.Grants(t.ClaimID),
-		c.keys.OrchestratorQueue(), c.keys.ApprovalIndex(),
+		c.keys.OrchestratorQueue(), c.keys.ApprovalIndex(), c.keys.Outputs(t.ClaimID), c.keys.Failures(t.ClaimID),
+		c.keys.Running(), c.keys.Waiting(), c.keys.Control(), c.keys.Capacity(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
 	if err != nil {
@@ -339,6 +379,29 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	if len(inbox) > 0 {
 		req["inbox"] = inbox
+	}
+	if len(t.Release) > 0 && t.To.Final() {
+		index := func(key string) int {
+			for i, k := range keys {
+				if k == key {
+					return i + 1
+				}
+			}
+			keys = append(keys, key)
+			return len(keys)
+		}
+		release := make([]map[string]any, 0, len(t.Release))
+		for _, agent := range t.Release {
+			if err := ValidateAgentName(agent); err != nil {
+				return 0, err
+			}
+			release = append(release, map[string]any{
+				"gate":    c.agentGate(agent, index),
+				"lease":   index(c.keys.Lease(t.ClaimID, agent)),
+				"channel": c.keys.AgentEvents(agent),
+			})
+		}
+		req["release"] = release
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -350,10 +413,17 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if err != nil {
 		return 0, err
 	}
+	if res[0] == "WAITING" {
+		return 0, fmt.Errorf("%w: claim %s waits (%s)", ErrWaiting, t.ClaimID, strings.Join(res[1:], " "))
+	}
 	if err := scriptError("transition_claim", res); err != nil {
 		return 0, fmt.Errorf("claim %s %s -> %s: %w", t.ClaimID, t.From, t.To, err)
 	}
 	rev, _ := strconv.Atoi(res[1])
+	if t.Waited != nil && len(res) > 3 {
+		ms, _ := strconv.ParseInt(res[3], 10, 64)
+		*t.Waited = time.Duration(ms) * time.Millisecond
+	}
 	return rev, nil
 }
 
@@ -486,6 +556,10 @@ type ClaimState struct {
 	// LiveLeases lists the granted agents whose work lease exists (only
 	// filled when requested).
 	LiveLeases map[string]bool
+	// DeliveredAtMs gives, for the requested agents whose grant reached
+	// their inbox, when it did; an agent missing from it still waits for
+	// one of its slots (its grant is queued, not lost).
+	DeliveredAtMs map[string]int64
 	// NowMs is the Redis clock at the time of the read.
 	NowMs int64
 }
@@ -512,10 +586,12 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 		wfCmd = pipe.HGetAll(ctx, c.keys.Workflow(workflowID))
 	}
 	leaseCmds := make([]*redis.IntCmd, len(leasesOf))
+	deliveredCmds := make([]*redis.FloatCmd, len(leasesOf))
 	for i, a := range leasesOf {
 		leaseCmds[i] = pipe.Exists(ctx, c.keys.Lease(claimID, a))
+		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("blackboard: read claim state %s: %w", claimID, err)
 	}
 	if len(claimCmd.Val()) == 0 {
@@ -538,8 +614,12 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	if len(leasesOf) > 0 {
 		st.LiveLeases = make(map[string]bool, len(leasesOf))
+		st.DeliveredAtMs = make(map[string]int64, len(leasesOf))
 		for i, a := range leasesOf {
 			st.LiveLeases[a] = leaseCmds[i].Val() == 1
+			if deliveredCmds[i].Err() == nil {
+				st.DeliveredAtMs[a] = int64(deliveredCmds[i].Val())
+			}
 		}
 	}
 	var wm map[string]string

@@ -54,6 +54,13 @@ var (
 	// record.
 	ErrAmbiguous = errors.New("blackboard: ambiguous id prefix")
 
+	// ErrWaiting is returned by a granting transition that did not apply
+	// because the claim must wait: for a scheduler slot
+	// (max_concurrent_claims, or better-ranked claims first) or for the
+	// instance to resume. The claim is queued; a freed slot or a resume
+	// wakes it.
+	ErrWaiting = errors.New("blackboard: claim waits for the scheduler")
+
 	// ErrSuperseded is returned (inside a *SupersededError) when a human
 	// decides on a version of an artefact that a newer version replaced.
 	ErrSuperseded = errors.New("blackboard: version superseded")

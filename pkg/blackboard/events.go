@@ -57,6 +57,18 @@ const (
 	EventClaimTerminatedRejected EventType = "claim_terminated_rejected"
 	EventLearnClaimCreated       EventType = "learn_claim_created"
 	EventLearningRecorded        EventType = "learning_recorded"
+
+	// Scheduling and control (SPEC §8). claim_waiting, paused and resumed
+	// are emitted by their scripts; capacity_freed is queued for the
+	// orchestrator only (never in the audit stream).
+	EventClaimWaiting      EventType = "claim_waiting"
+	EventCapacityFreed     EventType = "capacity_freed"
+	EventPaused            EventType = "paused"
+	EventResumed           EventType = "resumed"
+	EventRetryScheduled    EventType = "retry_scheduled"
+	EventRetryGranted      EventType = "retry_granted"
+	EventWorkflowEscalated EventType = "workflow_escalated"
+	EventWorkflowReopened  EventType = "workflow_reopened"
 )
 
 // Event is one entry of the event stream: the audit log and the

@@ -35,6 +35,9 @@ type scriptSet struct {
 	decideApproval  *script
 	recordLearning  *script
 	publishMemory   *script
+	beat            *script
+	control         *script
+	releaseGrant    *script
 }
 
 func loadScriptSet() (*scriptSet, error) {
@@ -65,6 +68,9 @@ func loadScriptSet() (*scriptSet, error) {
 		"decide_approval":     &s.decideApproval,
 		"record_learning":     &s.recordLearning,
 		"publish_tool_memory": &s.publishMemory,
+		"beat":                &s.beat,
+		"control":             &s.control,
+		"release_grant":       &s.releaseGrant,
 	} {
 		if *dst, err = read(name); err != nil {
 			return nil, err
@@ -76,7 +82,7 @@ func loadScriptSet() (*scriptSet, error) {
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
 		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow,
-		s.decideApproval, s.recordLearning, s.publishMemory}
+		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later

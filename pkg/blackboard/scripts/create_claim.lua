@@ -13,7 +13,9 @@
 -- KEYS[10] grants HASH               sett:<i>:claim:<id>:grants
 -- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
 -- KEYS[12] approvals index ZSET      sett:<i>:index:approvals
--- KEYS[13..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[13] running SET               sett:<i>:scheduler:running
+-- KEYS[14..] agent keys (inboxes and their gates' keys) referenced by
+--           index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, artefact_id, workflow_id, status, epoch,
@@ -28,9 +30,13 @@
 --                    its timer is armed at the expiry
 --   max_artefacts, max_depth, depth   budgets (0 = unlimited)
 --   grants           flat list agent, token, ...
+--   counts           true: the claim holds a scheduler slot from now on (a
+--                    feedback claim continuing its parent's work; exempt
+--                    from max_concurrent_claims, which its parent held)
 --   bids             flat list agent, bid, ... decided without asking the
 --                    agent (its rules already say ignore)
---   inbox            list of {key = KEYS index, channel, fields = {k, v, ...}}
+--   inbox            list of {key = KEYS index, channel, fields = {k, v, ...},
+--                    gate} (a gated grant may wait for its agent's slot)
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
 -- ARGV[2..] claim hash field/value pairs (the script adds created_at_ms,
@@ -139,6 +145,9 @@ end
 if req.adds_item then
   redis.call('HINCRBY', KEYS[7], 'open_items', 1)
 end
+if req.counts then
+  redis.call('SADD', KEYS[13], req.id)
+end
 
 emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
   'claim_id', req.id,
@@ -147,6 +156,6 @@ emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
   'status', req.status,
 })
 emit_all(KEYS[6], ts, req.events)
-deliver(req.inbox, ts)
+deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), redis.call('HGET', KEYS[7], 'started_at_ms'))
 
 return {'OK', req.id, tostring(ts)}
