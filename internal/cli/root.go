@@ -35,5 +35,6 @@ and audit every step with 'sett hoard'. Start an instance with 'sett up'.`,
 	addLifecycleCommands(root, app)
 	addObservabilityCommands(root, app)
 	addHumanCommands(root, app)
+	addControlCommands(root, app)
 	return root
 }

@@ -159,6 +159,11 @@ type AgentConfig struct {
 	// Timeout bounds one run of the tool. Default 10m; must be > 0.
 	Timeout Duration `yaml:"timeout"`
 
+	// StopGrace is how long a tool that is stopped (its timeout passed,
+	// its workflow was cancelled, its lease was lost) gets between SIGTERM
+	// and SIGKILL of its process group. Default 10s; 0 kills at once.
+	StopGrace Duration `yaml:"stop_grace"`
+
 	// MaxConcurrent is how many claims the agent works on at once.
 	// Default 1; must be at least 1.
 	MaxConcurrent int `yaml:"max_concurrent"`

@@ -156,6 +156,9 @@ func (a *AgentConfig) validate(v *validator, p string) {
 		}
 	}
 	positiveDuration(v, p+".timeout", a.Timeout)
+	if a.StopGrace < 0 {
+		v.addf(p+".stop_grace", "%s is not valid (use a duration like 10s, or 0 to kill at once)", a.StopGrace)
+	}
 	atLeastOne(v, p+".max_concurrent", a.MaxConcurrent)
 	if a.MaxOutputBytes < MinMaxOutputBytes {
 		v.addf(p+".max_output_bytes", "%s is too small (must be at least %s)", a.MaxOutputBytes, MinMaxOutputBytes)

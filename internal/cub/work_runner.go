@@ -124,7 +124,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput}
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")

@@ -75,6 +75,7 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
 	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
 	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.log)
+	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -107,5 +108,6 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	run("event_loop", events.Run)
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
+	run("stop_file_watcher", stopFile.Run)
 	wg.Wait()
 }

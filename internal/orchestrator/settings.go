@@ -43,6 +43,9 @@ type Settings struct {
 	// HeartbeatTTL is how long an agent's replica counts as live after
 	// its beat (for the capacity of its gate); zero means 10s.
 	HeartbeatTTL time.Duration
+	// StopDirs are the directories whose .sett_stop file pauses the
+	// instance (the workspace, the vault).
+	StopDirs []string
 	// Learner names the agent granted a learn claim for every human
 	// rejection; empty: the human's reason is the learning.
 	Learner string

@@ -147,6 +147,8 @@ func claimFields(c *Claim) hashFields {
 	h.always("rev", strconv.Itoa(c.Rev))
 	h.always("created_at_ms", strconv.FormatInt(c.CreatedAtMs, 10))
 	h.always("updated_at_ms", strconv.FormatInt(c.UpdatedAtMs, 10))
+	h.int("waiting_since_ms", c.WaitingSinceMs)
+	h.str("waiting_reason", c.WaitingReason)
 	h.int("approval_requested_at_ms", c.Approval.RequestedAtMs)
 	h.int("approval_expires_at_ms", c.Approval.ExpiresAtMs)
 	h.str("approval_decision", string(c.Approval.Decision))
@@ -190,6 +192,8 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		Rev:                   int(d.int("rev", false, 0)),
 		CreatedAtMs:           d.int("created_at_ms", true, 0),
 		UpdatedAtMs:           d.int("updated_at_ms", false, 0),
+		WaitingSinceMs:        d.int("waiting_since_ms", false, 0),
+		WaitingReason:         d.str("waiting_reason", false),
 		Approval: ClaimApproval{
 			RequestedAtMs: d.int("approval_requested_at_ms", false, 0),
 			ExpiresAtMs:   d.int("approval_expires_at_ms", false, 0),

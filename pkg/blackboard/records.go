@@ -61,6 +61,10 @@ type Claim struct {
 	Rev               int       `json:"rev"`
 	CreatedAtMs       int64     `json:"created_at_ms"`
 	UpdatedAtMs       int64     `json:"updated_at_ms"`
+	// WaitingSinceMs and WaitingReason ("capacity" or "paused") are set
+	// while the claim's next grant waits in the scheduler.
+	WaitingSinceMs int64  `json:"waiting_since_ms,omitempty"`
+	WaitingReason  string `json:"waiting_reason,omitempty"`
 	// Approval is the human gate of a claim that waited (or waits) in
 	// pending_approval; zero for claims that were never gated.
 	Approval ClaimApproval `json:"approval"`
