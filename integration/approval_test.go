@@ -289,3 +289,31 @@ func waitLearnings(t *testing.T, s *stacktest.Stack, n int) []blackboard.Learnin
 	}
 	return ls
 }
+
+// TestALearningReachesTheNextTask is seed 000's loop without a vault: a
+// plan is rejected with a reason, the learning is recorded, and the next
+// task's tool input carries it (the example writer quotes what it got).
+func TestALearningReachesTheNextTask(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, approvalConfig("", "", ""))
+	s.Up("planner", "coder")
+	ctx := context.Background()
+	first := s.PostGoal("Reply to the invoice email")
+	req := waitPending(t, s, first, 1)
+	if err := s.BB.DecideApproval(ctx, blackboard.Decision{ArtefactID: req.ArtefactID, Decision: blackboard.ApprovalRejected,
+		By: "erin", Channel: blackboard.ChannelCLI, Reason: "Never promise a payment date."}); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitWorkflow(first, wait)
+	waitLearnings(t, s, 1)
+	second := s.PostGoal("Reply to the supplier")
+	req2 := waitPending(t, s, second, 1)
+	plan, err := s.BB.GetArtefact(ctx, req2.ArtefactID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Rejected plan for "Reply to the invoice email": Never promise a payment date.`
+	if !strings.Contains(plan.Payload, "Learnings applied:") || !strings.Contains(plan.Payload, want) {
+		t.Errorf("the next plan's tool did not receive the learning %q:\n%s", want, plan.Payload)
+	}
+}

@@ -13,10 +13,10 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// addHumanCommands adds the commands a person uses to decide gated work:
-// approvals, approve, reject.
+// addHumanCommands adds the commands a person uses to decide gated work
+// and to see what Sett learned: approvals, approve, reject, learnings.
 func addHumanCommands(root *cobra.Command, app *App) {
-	root.AddCommand(newApprovalsCmd(app), newApproveCmd(app), newRejectCmd(app))
+	root.AddCommand(newApprovalsCmd(app), newApproveCmd(app), newRejectCmd(app), newLearningsCmd(app))
 }
 
 // approvalView is one waiting approval as `sett approvals -o json` prints

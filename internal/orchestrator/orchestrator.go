@@ -70,6 +70,8 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	epochFn := func() int64 { return epoch }
 	disp := NewDispatcher(o.set.Workers, 256)
 	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.log)
+	learnings := NewLearningsPublisher(o.bb, o.set.VaultManagesToolMemory, o.log)
+	advancer.LearningsChangedFunc = learnings.Publish
 	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.log)
 	advancer.TimerArmedFunc = timers.Armed
 	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
@@ -103,6 +105,9 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 			return
 		case <-time.After(time.Second):
 		}
+	}
+	if err := learnings.Publish(ctx); err != nil && ctx.Err() == nil {
+		o.log.Warn().Err(err).Msg("publishing the learnings failed; the next learning publishes them again")
 	}
 	run("dispatcher", disp.Run)
 	run("event_loop", events.Run)

@@ -43,6 +43,9 @@ type Settings struct {
 	// HeartbeatTTL is how long an agent's replica counts as live after
 	// its beat (for the capacity of its gate); zero means 10s.
 	HeartbeatTTL time.Duration
+	// VaultManagesToolMemory is true when a vault publishes what tools
+	// receive as memory.learnings and memory.handbook (from its files).
+	VaultManagesToolMemory bool
 	// StopDirs are the directories whose .sett_stop file pauses the
 	// instance (the workspace, the vault).
 	StopDirs []string
