@@ -16,11 +16,17 @@ import (
 // maxConcurrentBids bounds bid decisions in flight (bid scripts included).
 const maxConcurrentBids = 64
 
-// InboxLoop reads the agent's inbox and handles each entry in its own
-// goroutine, so that bid requests are answered while tools run. An entry is
-// acknowledged (and deleted) only when it is fully handled; an entry whose
-// handling failed stays pending and is taken up again by the periodic
-// reclaim, or after a restart.
+// readBlock bounds each blocking read, so that the loops notice a stop
+// promptly and look for stale entries regularly.
+const readBlock = 2 * time.Second
+
+// InboxLoop serves the agent's two streams. Bid requests are read and
+// answered whatever the tools are doing, each in its own goroutine, so
+// bidding never waits for work. Grants are read only when a slot is free,
+// and only as many as there are free slots: a busy replica leaves the
+// rest for its idle siblings. An entry is acknowledged (and deleted) only
+// when it is fully handled; one whose handling failed stays pending and
+// comes back by the periodic reclaim, or after a restart.
 type InboxLoop struct {
 	bb     *blackboard.Client
 	set    Settings
@@ -45,102 +51,223 @@ func NewInboxLoop(bb *blackboard.Client, set Settings, bidder *Bidder, runner *W
 		slots: make(chan struct{}, set.MaxConcurrent), bids: make(chan struct{}, maxConcurrentBids)}
 }
 
-// Started reports whether the loop is reading its inbox.
+// Started reports whether the loop is reading its streams.
 func (l *InboxLoop) Started() bool { return l.started.Load() }
 
-// Run reads the inbox until ctx ends, then waits for running handlers.
+// Run serves both streams until ctx ends, then waits for running handlers.
 func (l *InboxLoop) Run(ctx context.Context) error {
 	defer l.wg.Wait()
 	inbox, err := l.bb.Inbox(ctx, l.set.Agent, l.set.Consumer)
 	if err != nil {
 		return err
 	}
-	pending, err := inbox.Pending(ctx, 1000)
+	bids, err := inbox.PendingBids(ctx, 1000)
 	if err != nil {
 		return err
 	}
-	if len(pending) > 0 {
-		l.log.Info().Int("entries", len(pending)).Msg("resuming unfinished inbox entries")
+	grants, err := inbox.PendingGrants(ctx, 1000)
+	if err != nil {
+		return err
 	}
-	for _, e := range pending {
-		l.handle(ctx, inbox, e)
+	if len(bids)+len(grants) > 0 {
+		l.log.Info().Int("bid_requests", len(bids)).Int("grants", len(grants)).Msg("resuming unfinished inbox entries")
+	}
+	for _, e := range bids {
+		l.handleBid(ctx, inbox, e)
+	}
+	// Grants taken before a restart are ours: each waits for a slot.
+	for _, e := range grants {
+		l.queueGrant(ctx, inbox, e)
 	}
 	l.started.Store(true)
-	reclaimEvery := l.set.LeaseTTL
-	lastReclaim := time.Now()
-	for ctx.Err() == nil {
-		entries, err := inbox.Next(ctx, 32, 2*time.Second)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			l.log.Warn().Err(err).Msg("reading the inbox failed; retrying")
-			select {
-			case <-ctx.Done():
-			case <-time.After(500 * time.Millisecond):
-			}
-			continue
-		}
-		for _, e := range entries {
-			l.handle(ctx, inbox, e)
-		}
-		if time.Since(lastReclaim) >= reclaimEvery {
-			lastReclaim = time.Now()
-			stale, err := inbox.Reclaim(ctx, 2*l.set.LeaseTTL, 100)
-			if err != nil && ctx.Err() == nil {
-				l.log.Warn().Err(err).Msg("reclaiming stale inbox entries failed")
-			}
-			for _, e := range stale {
-				l.handle(ctx, inbox, e)
-			}
-		}
-	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); l.bidLoop(ctx, inbox) }()
+	l.grantLoop(ctx, inbox)
+	wg.Wait()
 	return nil
 }
 
-func (l *InboxLoop) handle(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
-	l.mu.Lock()
-	if l.inflight[e.StreamID] {
-		l.mu.Unlock()
+// bidLoop reads bid requests until ctx ends.
+func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
+	lastReclaim := time.Now()
+	for ctx.Err() == nil {
+		entries, err := inbox.NextBids(ctx, 32, readBlock)
+		if err != nil {
+			l.readFailed(ctx, "bid requests", err)
+			continue
+		}
+		for _, e := range entries {
+			if e.Kind == blackboard.MessageGrant {
+				// Written by an orchestrator from before grants had their
+				// own stream: still work to do.
+				l.queueGrant(ctx, inbox, e)
+				continue
+			}
+			l.handleBid(ctx, inbox, e)
+		}
+		if time.Since(lastReclaim) >= l.set.LeaseTTL {
+			lastReclaim = time.Now()
+			stale, err := inbox.ReclaimBids(ctx, 2*l.set.LeaseTTL, 100)
+			if err != nil && ctx.Err() == nil {
+				l.log.Warn().Err(err).Msg("reclaiming stale bid requests failed")
+			}
+			for _, e := range stale {
+				l.handleBid(ctx, inbox, e)
+			}
+		}
+	}
+}
+
+// grantLoop reads grants when slots are free, as many as are free, until
+// ctx ends; each grant runs in its own goroutine holding one slot.
+func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
+	lastReclaim := time.Now()
+	for {
+		select {
+		case l.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1 + l.takeFreeSlots()
+		entries, err := inbox.NextGrants(ctx, int64(n), readBlock)
+		if err != nil {
+			l.releaseSlots(n)
+			l.readFailed(ctx, "grants", err)
+			continue
+		}
+		if len(entries) < n && time.Since(lastReclaim) >= l.set.LeaseTTL {
+			// Grants a dead sibling took: live replicas keep theirs fresh,
+			// so only abandoned ones are idle this long.
+			lastReclaim = time.Now()
+			stale, err := inbox.ReclaimGrants(ctx, 2*l.set.LeaseTTL, int64(n-len(entries)))
+			if err != nil && ctx.Err() == nil {
+				l.log.Warn().Err(err).Msg("reclaiming stale grants failed")
+			}
+			entries = append(entries, stale...)
+		}
+		l.releaseSlots(n - len(entries))
+		for _, e := range entries {
+			l.startGrant(ctx, inbox, e)
+		}
+	}
+}
+
+// takeFreeSlots takes every other free slot without waiting, so that one
+// read fetches as many grants as the cub can start now.
+func (l *InboxLoop) takeFreeSlots() int {
+	n := 0
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+func (l *InboxLoop) releaseSlots(n int) {
+	for i := 0; i < n; i++ {
+		<-l.slots
+	}
+}
+
+func (l *InboxLoop) readFailed(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil {
 		return
 	}
-	l.inflight[e.StreamID] = true
+	l.log.Warn().Err(err).Str("stream", what).Msg("reading the inbox failed; retrying")
+	select {
+	case <-ctx.Done():
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// track marks an entry in flight; false when it already is (a pending
+// entry seen again by a reclaim).
+func (l *InboxLoop) track(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inflight[id] {
+		return false
+	}
+	l.inflight[id] = true
+	return true
+}
+
+func (l *InboxLoop) untrack(id string) {
+	l.mu.Lock()
+	delete(l.inflight, id)
 	l.mu.Unlock()
+}
+
+// handleBid answers a bid request in its own goroutine; the bid script
+// acknowledges the request in the same step.
+func (l *InboxLoop) handleBid(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
+	if !l.track(e.StreamID) {
+		return
+	}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		defer func() {
-			l.mu.Lock()
-			delete(l.inflight, e.StreamID)
-			l.mu.Unlock()
-		}()
-		var outcome Outcome
-		switch e.Kind {
-		case blackboard.MessageBidRequest:
-			outcome = l.bid(ctx, e)
-		case blackboard.MessageGrant:
-			outcome = l.grant(ctx, e, time.Now())
-		default:
+		defer l.untrack(e.StreamID)
+		if e.Kind != blackboard.MessageBidRequest {
 			l.log.Warn().Str("kind", string(e.Kind)).Str("stream_id", e.StreamID).Msg("unknown inbox entry; dropping it")
-			outcome = Dropped
-		}
-		if outcome == Dropped {
-			failpoint.Hit("cub-entry-done")
-			if err := inbox.Done(context.WithoutCancel(ctx), e.StreamID); err != nil {
+			if err := inbox.DoneBids(context.WithoutCancel(ctx), e.StreamID); err != nil {
 				l.log.Warn().Err(err).Msg("acknowledging an inbox entry failed; it will be seen again (harmless)")
+			}
+			return
+		}
+		l.bid(ctx, e)
+	}()
+}
+
+// queueGrant runs a grant that is already this cub's (pending after a
+// restart, or found in the old shared stream) as soon as a slot is free.
+func (l *InboxLoop) queueGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
+	l.m.GrantsQueued.Inc()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		select {
+		case l.slots <- struct{}{}:
+			l.m.GrantsQueued.Dec()
+			l.startGrant(ctx, inbox, e)
+		case <-ctx.Done():
+			l.m.GrantsQueued.Dec()
+		}
+	}()
+}
+
+// startGrant runs grant e in its own goroutine; the caller holds one slot
+// for it, which the goroutine releases.
+func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
+	if !l.track(e.StreamID) {
+		<-l.slots
+		return
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer func() { <-l.slots }()
+		defer l.untrack(e.StreamID)
+		if l.grant(ctx, e, time.Now()) == Dropped {
+			failpoint.Hit("cub-entry-done")
+			if err := inbox.DoneGrants(context.WithoutCancel(ctx), e.StreamID); err != nil {
+				l.log.Warn().Err(err).Msg("acknowledging a grant failed; it will be seen again (harmless)")
 			}
 		}
 	}()
 }
 
-// bid answers a bid request; the bid script acknowledges the request in
-// the same step.
-func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) Outcome {
+// bid answers a bid request.
+func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) {
 	select {
 	case l.bids <- struct{}{}:
 		defer func() { <-l.bids }()
 	case <-ctx.Done():
-		return Retry
+		return
 	}
 	bid, why := l.bidder.Decide(ctx, req.InboxMessage)
 	err := l.bb.AnswerBidRequest(ctx, req, bid)
@@ -158,20 +285,19 @@ func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) Outcome 
 		if ctx.Err() == nil {
 			log.Warn().Err(err).Msg("submitting the bid failed; will retry")
 		}
-		return Retry
+		return
 	}
 	failpoint.Hit("cub-entry-done")
-	return Stored
 }
 
 // grant takes the lease (reading the claim, target and workflow in the
-// same round trip), waits for a worker slot and runs the grant.
+// same round trip) and runs the grant; the caller holds its slot.
 func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt time.Time) Outcome {
 	log := l.log.With().Str("claim_id", g.ClaimID).Str("grant", string(g.Grant)).Str("token", g.Token).Logger()
 	if l.keeper.Holding(g.ClaimID) {
 		return Retry // this cub already works on the claim under a lease
 	}
-	view, err := l.bb.TakeGrant(ctx, g.InboxMessage, l.set.LeaseTTL)
+	view, err := l.bb.TakeGrant(ctx, g.InboxMessage, l.set.Consumer, l.set.LeaseTTL)
 	switch {
 	case err == nil:
 	case errors.Is(err, blackboard.ErrStaleGrant):
@@ -179,6 +305,11 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 		// agent's slot.
 		log.Info().Err(err).Msg("grant re-issued; dropping this copy")
 		return Dropped
+	case errors.Is(err, blackboard.ErrLeaseHeld):
+		// Another replica runs this very grant and keeps it alive; its
+		// result acknowledges the entry.
+		log.Info().Err(err).Msg("another replica holds this grant; leaving it to it")
+		return Retry
 	case errors.Is(err, blackboard.ErrExists), errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):
 		// The claim no longer needs this agent: free the slot the grant
 		// took so that the agent's next waiting grant can run.
@@ -195,19 +326,8 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	}
 	workCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l.keeper.Hold(g.ClaimID, g.Token, cancel)
+	l.keeper.Hold(g.ClaimID, g.Token, g.StreamID, cancel)
 	l.m.Grants.WithLabelValues(string(g.Grant)).Inc()
-
-	l.m.GrantsQueued.Inc()
-	select {
-	case l.slots <- struct{}{}:
-		l.m.GrantsQueued.Dec()
-	case <-workCtx.Done():
-		l.m.GrantsQueued.Dec()
-		l.keeper.Drop(context.WithoutCancel(ctx), g.ClaimID)
-		return Retry
-	}
-	defer func() { <-l.slots }()
 	outcome, err := l.runner.Run(workCtx, g, view, readAt)
 	if outcome == Stored {
 		l.keeper.Forget(g.ClaimID) // released by the result's own script

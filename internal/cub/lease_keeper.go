@@ -29,8 +29,9 @@ type LeaseKeeper struct {
 }
 
 type heldLease struct {
-	token  string
-	cancel context.CancelFunc
+	token    string
+	streamID string
+	cancel   context.CancelFunc
 }
 
 // NewLeaseKeeper returns a keeper for the agent in set.
@@ -39,11 +40,12 @@ func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog
 		log: log.With().Str("component", "lease_keeper").Logger()}
 }
 
-// Hold registers a lease the cub took; cancel is called if it is lost.
-func (k *LeaseKeeper) Hold(claimID, token string, cancel context.CancelFunc) {
+// Hold registers a lease the cub took for the grant entry streamID;
+// cancel is called if it is lost.
+func (k *LeaseKeeper) Hold(claimID, token, streamID string, cancel context.CancelFunc) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.held[claimID] = heldLease{token: token, cancel: cancel}
+	k.held[claimID] = heldLease{token: token, streamID: streamID, cancel: cancel}
 }
 
 // Drop forgets a lease (the grant is done) and releases it in Redis.
@@ -53,7 +55,7 @@ func (k *LeaseKeeper) Drop(ctx context.Context, claimID string) {
 	delete(k.held, claimID)
 	k.mu.Unlock()
 	if ok {
-		if err := k.bb.ReleaseLease(ctx, claimID, k.set.Agent, l.token); err != nil && ctx.Err() == nil {
+		if err := k.bb.ReleaseLease(ctx, claimID, k.set.Agent, l.token, k.set.Consumer); err != nil && ctx.Err() == nil {
 			k.log.Debug().Err(err).Str("claim_id", claimID).Msg("releasing lease failed; it expires on its own")
 		}
 	}
@@ -125,7 +127,7 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 	k.mu.Lock()
 	leases := make([]blackboard.Lease, 0, len(k.held))
 	for id, l := range k.held {
-		leases = append(leases, blackboard.Lease{ClaimID: id, Token: l.token})
+		leases = append(leases, blackboard.Lease{ClaimID: id, Token: l.token, StreamID: l.streamID})
 	}
 	k.mu.Unlock()
 	lost, err := k.bb.Heartbeat(ctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)

@@ -57,7 +57,7 @@ func newGrant(t *testing.T, kind blackboard.GrantKind, target *blackboard.Artefa
 func (f *grantFixture) run(t *testing.T) *blackboard.Artefact {
 	t.Helper()
 	ctx := context.Background()
-	view, err := f.w.bb.TakeGrant(ctx, f.msg, time.Minute)
+	view, err := f.w.bb.TakeGrant(ctx, f.msg, "cub-1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,10 +54,12 @@ func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Dur
 	return nil
 }
 
-// Heartbeat renews the agent's liveness key and extends the given work
-// leases (claim id → token) in one pipelined round trip. It returns the
-// leases that were no longer held (lost or re-granted). Errors: ErrInvalid
-// for a ttl (or, with leases, a leaseTTL) under a millisecond.
+// Heartbeat renews the agent's liveness, records this replica's beat,
+// extends the given work leases and keeps their grant entries fresh (so
+// that a sibling never reclaims work this replica is doing), in one
+// pipelined round trip. It returns the leases that were no longer held
+// (lost, re-granted or taken by another replica). Errors: ErrInvalid for a
+// ttl (or, with leases, a leaseTTL) under a millisecond.
 func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time.Duration, leases []Lease, leaseTTL time.Duration) ([]Lease, error) {
 	// extend_lease reads a zero TTL as a release: a zero leaseTTL would
 	// silently drop every lease it was asked to keep. A zero ttl would
@@ -68,6 +70,12 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
+	var entries []string
+	for _, l := range leases {
+		if l.StreamID != "" {
+			entries = append(entries, l.StreamID)
+		}
+	}
 	run := func() ([]*redis.Cmd, error) {
 		pipe := c.rdb.Pipeline()
 		pipe.EvalSha(ctx, c.scripts.beat.sha, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
@@ -75,7 +83,14 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 		cmds := make([]*redis.Cmd, len(leases))
 		for i, l := range leases {
 			cmds[i] = pipe.EvalSha(ctx, c.scripts.extendLease.sha, []string{c.keys.Lease(l.ClaimID, agent)},
-				l.Token, leaseTTL.Milliseconds())
+				leaseValue(l.Token, consumer), leaseTTL.Milliseconds())
+		}
+		if len(entries) > 0 {
+			// Claiming our own entries with a min idle of 0 resets their
+			// idle time: a sibling's reclaim only takes entries idle far
+			// longer than a beat.
+			pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: c.keys.AgentGrants(agent), Group: inboxGroup,
+				Consumer: consumer, MinIdle: 0, Messages: entries})
 		}
 		_, err := pipe.Exec(ctx)
 		return cmds, err
@@ -97,6 +112,9 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 	}
 	return lost, nil
 }
+
+// leaseValue is what a lease holds: the grant token and its holder.
+func leaseValue(token, holder string) string { return token + "|" + holder }
 
 // Deregister removes the agent's heartbeat so it stops being asked to bid
 // (a clean shutdown); the registry entry stays for the audit.
@@ -154,13 +172,16 @@ func (c *Client) Agents(ctx context.Context) (map[string]Registration, error) {
 type Lease struct {
 	ClaimID string
 	Token   string
+	// StreamID is the grant's entry in the agent's grants stream, kept
+	// fresh by Heartbeat ("" when unknown).
+	StreamID string
 }
 
-// TakeLease takes the work lease for a grant before the cub runs it.
-// Errors: ErrStaleGrant (re-granted: drop it), ErrExists (already
-// delivered: a replay), ErrStaleStatus (the claim ended), ErrNotFound,
-// ErrInvalid.
-func (c *Client) TakeLease(ctx context.Context, claimID, agent, token string, ttl time.Duration) error {
+// TakeLease takes the work lease for a grant before the cub (the consumer
+// holder) runs it. Errors: ErrStaleGrant (re-granted: drop it), ErrExists
+// (already delivered: a replay), ErrStaleStatus (the claim ended),
+// ErrLeaseHeld (another replica runs it), ErrNotFound, ErrInvalid.
+func (c *Client) TakeLease(ctx context.Context, claimID, agent, token, holder string, ttl time.Duration) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
 	}
@@ -171,7 +192,7 @@ func (c *Client) TakeLease(ctx context.Context, claimID, agent, token string, tt
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.takeLease,
 		[]string{c.keys.Claim(claimID), c.keys.Grants(claimID), c.keys.Outputs(claimID), c.keys.Lease(claimID, agent)},
-		agent, token, ttl.Milliseconds())
+		agent, token, ttl.Milliseconds(), holder)
 	if err != nil {
 		return err
 	}
@@ -181,11 +202,11 @@ func (c *Client) TakeLease(ctx context.Context, claimID, agent, token string, tt
 	return nil
 }
 
-// ReleaseLease drops a lease the cub still holds under token.
-func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token string) error {
+// ReleaseLease drops a lease the cub (holder) still holds under token.
+func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token, holder string) error {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	if err := c.evalsha(ctx, c.scripts.extendLease, []string{c.keys.Lease(claimID, agent)}, token, 0).Err(); err != nil {
+	if err := c.evalsha(ctx, c.scripts.extendLease, []string{c.keys.Lease(claimID, agent)}, leaseValue(token, holder), 0).Err(); err != nil {
 		return fmt.Errorf("blackboard: release lease of %s on claim %s: %w", agent, claimID, err)
 	}
 	return nil
@@ -195,7 +216,7 @@ func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token string)
 // needs — the claim, its target and its workflow — in one pipelined round
 // trip. Errors: those of TakeLease (the reads are then not returned), and
 // those of ReadGrant.
-func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duration) (*GrantView, error) {
+func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, ttl time.Duration) (*GrantView, error) {
 	if err := validateIDs(g.ClaimID, g.ArtefactID, g.WorkflowID); err != nil {
 		return nil, err
 	}
@@ -213,7 +234,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 		pipe := c.rdb.Pipeline()
 		lease := pipe.EvalSha(ctx, c.scripts.takeLease.sha,
 			[]string{c.keys.Claim(g.ClaimID), c.keys.Grants(g.ClaimID), c.keys.Outputs(g.ClaimID), c.keys.Lease(g.ClaimID, g.Agent)},
-			g.Agent, g.Token, ttl.Milliseconds())
+			g.Agent, g.Token, ttl.Milliseconds(), holder)
 		reads[0] = pipe.HGetAll(ctx, c.keys.Claim(g.ClaimID))
 		reads[1] = pipe.HGetAll(ctx, c.keys.Artefact(g.ArtefactID))
 		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))

@@ -56,7 +56,7 @@ func TestTakeLease(t *testing.T) {
 				tc.before(t, c, g, cl)
 			}
 			before := snapshot(t, raw, c)
-			err := c.TakeLease(t.Context(), cl.ID, "coder", tc.token, time.Minute)
+			err := c.TakeLease(t.Context(), cl.ID, "coder", tc.token, "cub-1", time.Minute)
 			if tc.want != nil {
 				wantErr(t, err, tc.want)
 				assertUnchanged(t, raw, c, before)
@@ -66,8 +66,8 @@ func TestTakeLease(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := c.Keys().Lease(cl.ID, "coder")
-			if v, err := raw.Get(t.Context(), key).Result(); err != nil || v != tc.token {
-				t.Errorf("lease value = %q, %v; want the token %q", v, err, tc.token)
+			if v, err := raw.Get(t.Context(), key).Result(); err != nil || v != tc.token+"|cub-1" {
+				t.Errorf("lease value = %q, %v; want the token %q and the holder", v, err, tc.token)
 			}
 			if ttl, err := raw.PTTL(t.Context(), key).Result(); err != nil || ttl <= 0 || ttl > time.Minute {
 				t.Errorf("lease TTL = %v, %v; want (0, 1m]", ttl, err)
@@ -84,8 +84,39 @@ func TestTakeLease(t *testing.T) {
 	t.Run("unknown claim", func(t *testing.T) {
 		t.Parallel()
 		c := redistest.Client(t)
-		err := c.TakeLease(t.Context(), blackboard.NewID(), "coder", "1", time.Minute)
+		err := c.TakeLease(t.Context(), blackboard.NewID(), "coder", "1", "cub-1", time.Minute)
 		wantErr(t, err, blackboard.ErrNotFound)
+	})
+	t.Run("one owner per grant", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.Client(t)
+		raw := redistest.Raw(t)
+		ctx := t.Context()
+		g, cl := grantedClaim(t, c)
+		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-a", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		// A second replica that got hold of the same grant cannot take
+		// the lease while the first one's lives...
+		err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-b", time.Minute)
+		wantErr(t, err, blackboard.ErrLeaseHeld)
+		// ...the holder itself may (a restart under the same name)...
+		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-a", time.Minute); err != nil {
+			t.Errorf("the holder retaking its lease: %v", err)
+		}
+		// ...and a re-issued grant takes over from the older token.
+		transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
+			To: cl.Status, Grants: map[string]string{"coder": "2"}})
+		if err := c.TakeLease(ctx, cl.ID, "coder", "2", "cub-b", time.Minute); err != nil {
+			t.Fatalf("the new grant's lease: %v", err)
+		}
+		if v, _ := raw.Get(ctx, c.Keys().Lease(cl.ID, "coder")).Result(); v != "2|cub-b" {
+			t.Errorf("lease value %q, want 2|cub-b", v)
+		}
+		lost, err := c.Heartbeat(ctx, "coder", "cub-a", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
+		if err != nil || len(lost) != 1 {
+			t.Errorf("the old holder's beat: lost %v, %v; want its lease lost", lost, err)
+		}
 	})
 }
 
@@ -100,7 +131,7 @@ func TestHeartbeatExtendsLeases(t *testing.T) {
 	_, expired := grantedClaim(t, c)
 	_, regranted := grantedClaim(t, c)
 	for _, cl := range []*blackboard.Claim{held, expired, regranted} {
-		if err := c.TakeLease(ctx, cl.ID, "coder", "1", time.Minute); err != nil {
+		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-7", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +139,7 @@ func TestHeartbeatExtendsLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another attempt holds this lease now: the old token must not renew it.
-	if err := raw.Set(ctx, c.Keys().Lease(regranted.ID, "coder"), "2", time.Minute).Err(); err != nil {
+	if err := raw.Set(ctx, c.Keys().Lease(regranted.ID, "coder"), "2|cub-7", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -159,25 +190,28 @@ func TestReleaseLease(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	_, cl := grantedClaim(t, c)
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	key := c.Keys().Lease(cl.ID, "coder")
-	// A release under another token leaves the lease alone.
-	if err := c.ReleaseLease(ctx, cl.ID, "coder", "2"); err != nil {
-		t.Fatal(err)
+	// A release under another token, or by another replica, leaves the
+	// lease alone.
+	for _, other := range [][2]string{{"2", "cub-1"}, {"1", "cub-2"}} {
+		if err := c.ReleaseLease(ctx, cl.ID, "coder", other[0], other[1]); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := raw.Exists(ctx, key).Result(); n != 1 {
+			t.Fatalf("a release with token %s by %s dropped the lease", other[0], other[1])
+		}
 	}
-	if n, _ := raw.Exists(ctx, key).Result(); n != 1 {
-		t.Fatal("a release with a foreign token dropped the lease")
-	}
-	if err := c.ReleaseLease(ctx, cl.ID, "coder", "1"); err != nil {
+	if err := c.ReleaseLease(ctx, cl.ID, "coder", "1", "cub-1"); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := raw.Exists(ctx, key).Result(); n != 0 {
 		t.Error("the lease survived its release")
 	}
 	// Releasing again is harmless.
-	if err := c.ReleaseLease(ctx, cl.ID, "coder", "1"); err != nil {
+	if err := c.ReleaseLease(ctx, cl.ID, "coder", "1", "cub-1"); err != nil {
 		t.Error(err)
 	}
 }
@@ -216,7 +250,7 @@ func TestLeaseTTLsMustBePositive(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	_, cl := grantedClaim(t, c)
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	leases := []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}
@@ -236,7 +270,7 @@ func TestLeaseTTLsMustBePositive(t *testing.T) {
 			_, err := c.Heartbeat(ctx, "coder", "cub", 0, nil, time.Minute)
 			return err
 		}},
-		{"take lease ttl 0", func() error { return c.TakeLease(ctx, cl.ID, "coder", "1", 0) }},
+		{"take lease ttl 0", func() error { return c.TakeLease(ctx, cl.ID, "coder", "1", "cub", 0) }},
 	}
 	for _, tc := range cases {
 		before := snapshot(t, raw, c)

@@ -140,7 +140,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		req["agent"] = a.ProducedByAgent
 		req["token"] = auth.GrantToken
 		grants, outputs, failures = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID), c.keys.Failures(a.ClaimID)
-		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.Inbox(a.ProducedByAgent)
+		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.AgentGrants(a.ProducedByAgent)
 		if auth.InboxEntry != "" {
 			req["inbox_entry"] = auth.InboxEntry
 			req["inbox_group"] = inboxGroup

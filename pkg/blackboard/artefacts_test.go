@@ -596,7 +596,7 @@ func TestScriptCacheLoss(t *testing.T) {
 	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true,
 		Grants: map[string]string{"coder": "1"}})
 	flush()
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
 		t.Fatalf("TakeLease after SCRIPT FLUSH: %v", err)
 	}
 	flush()

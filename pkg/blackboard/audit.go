@@ -53,9 +53,9 @@ func (c *Client) Leader(ctx context.Context) (LeaderInfo, error) {
 	return li, nil
 }
 
-// InboxLengths returns the number of entries waiting in each agent's inbox
-// stream (bid requests and grants not yet done), in one pipelined round
-// trip of XLEN. An agent without an inbox has 0.
+// InboxLengths returns the number of entries waiting in each agent's
+// streams (bid requests and grants not yet done), in one pipelined round
+// trip of XLEN. An agent without streams has 0.
 func (c *Client) InboxLengths(ctx context.Context, agents []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(agents))
 	if len(agents) == 0 {
@@ -64,15 +64,15 @@ func (c *Client) InboxLengths(ctx context.Context, agents []string) (map[string]
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.IntCmd, len(agents))
+	cmds := make([][2]*redis.IntCmd, len(agents))
 	for i, a := range agents {
-		cmds[i] = pipe.XLen(ctx, c.keys.Inbox(a))
+		cmds[i] = [2]*redis.IntCmd{pipe.XLen(ctx, c.keys.Inbox(a)), pipe.XLen(ctx, c.keys.AgentGrants(a))}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("blackboard: read inbox lengths: %w", err)
 	}
 	for i, a := range agents {
-		out[a] = cmds[i].Val()
+		out[a] = cmds[i][0].Val() + cmds[i][1].Val()
 	}
 	return out, nil
 }

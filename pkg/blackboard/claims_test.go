@@ -30,18 +30,23 @@ func grantMessage(agent string, cl *blackboard.Claim, kind blackboard.GrantKind,
 	}
 }
 
-// readInbox reads every new entry of agent's inbox (without blocking).
+// readInbox reads every new entry of agent's bid requests and grants
+// (without blocking).
 func readInbox(tb testing.TB, c *blackboard.Client, agent string) []blackboard.InboxEntry {
 	tb.Helper()
 	in, err := c.Inbox(tb.Context(), agent, "test-consumer")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	entries, err := in.Next(tb.Context(), 100, 0)
+	entries, err := in.NextBids(tb.Context(), 100, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return entries
+	grants, err := in.NextGrants(tb.Context(), 100, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append(entries, grants...)
 }
 
 func TestCreateClaimDeliversBidRequests(t *testing.T) {
@@ -659,7 +664,7 @@ func TestTransitionClaimGrants(t *testing.T) {
 	// A re-grant under a new token: the old token is stale now.
 	transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingReview, Rev: 1,
 		To: blackboard.ClaimPendingReview, Grants: map[string]string{"r1": "2"}})
-	err = c.TakeLease(ctx, cl.ID, "r1", "1", time.Minute)
+	err = c.TakeLease(ctx, cl.ID, "r1", "1", "cub-1", time.Minute)
 	wantErr(t, err, blackboard.ErrStaleGrant)
 	// Without ArmTimer the timer stays where it was.
 	if again, _ := raw.ZScore(ctx, c.Keys().Timers(), cl.ID).Result(); again != due {

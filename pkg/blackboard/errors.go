@@ -54,6 +54,11 @@ var (
 	// record.
 	ErrAmbiguous = errors.New("blackboard: ambiguous id prefix")
 
+	// ErrLeaseHeld is returned when a cub tries to take the lease of a
+	// grant that another replica holds and keeps alive: one grant has one
+	// owner.
+	ErrLeaseHeld = errors.New("blackboard: lease held by another replica")
+
 	// ErrWaiting is returned by a granting transition that did not apply
 	// because the claim must wait: for a scheduler slot
 	// (max_concurrent_claims, or better-ranked claims first) or for the

@@ -290,7 +290,7 @@ func TestBlockingReadsOutlastReadTimeout(t *testing.T) {
 		{"consumer with an event waiting and an ack", func() (int, error) { e, err := ec.Next(ctx, []string{"0-1"}, 10, block); return len(e), err }, 1},
 		{"consumer, nothing to ack", func() (int, error) { e, err := ec.Next(ctx, nil, 10, block); return len(e), err }, 0},
 		{"consumer with an ack", func() (int, error) { e, err := ec.Next(ctx, ids, 10, block); return len(e), err }, 0},
-		{"inbox", func() (int, error) { e, err := in.Next(ctx, 10, block); return len(e), err }, 0},
+		{"inbox", func() (int, error) { e, err := in.NextBids(ctx, 10, block); return len(e), err }, 0},
 		{"stream", func() (int, error) { e, err := c.ReadEvents(ctx, ids[0], 10, block); return len(e), err }, 0},
 	}
 	for _, tc := range cases {
@@ -320,7 +320,7 @@ func TestInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := dead.Next(ctx, 10, 0)
+	got, err := dead.NextBids(ctx, 10, 0)
 	if err != nil || len(got) != 1 || got[0].InboxMessage != msg {
 		t.Fatalf("Next = %+v, %v; want the bid request %+v", got, err, msg)
 	}
@@ -328,31 +328,78 @@ func TestInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := live.Pending(ctx, 10); err != nil || len(p) != 0 {
+	if p, err := live.PendingBids(ctx, 10); err != nil || len(p) != 0 {
 		t.Errorf("live consumer's pending = %v, %v; want none", p, err)
 	}
-	if p, err := dead.Pending(ctx, 10); err != nil || len(p) != 1 || p[0].StreamID != got[0].StreamID {
+	if p, err := dead.PendingBids(ctx, 10); err != nil || len(p) != 1 || p[0].StreamID != got[0].StreamID {
 		t.Errorf("dead consumer's pending = %v, %v", p, err)
 	}
-	reclaimed, err := live.Reclaim(ctx, 0, 10)
+	reclaimed, err := live.ReclaimBids(ctx, 0, 10)
 	if err != nil || len(reclaimed) != 1 || reclaimed[0].StreamID != got[0].StreamID || reclaimed[0].Agent != "coder" {
 		t.Fatalf("Reclaim = %+v, %v", reclaimed, err)
 	}
-	if err := live.Done(ctx, reclaimed[0].StreamID); err != nil {
+	if err := live.DoneBids(ctx, reclaimed[0].StreamID); err != nil {
 		t.Fatal(err)
 	}
 	// Done acknowledges and deletes: the inbox holds only undone work.
 	if n, err := raw.XLen(ctx, c.Keys().Inbox("coder")).Result(); err != nil || n != 0 {
 		t.Errorf("inbox length after Done = %d, %v; want 0", n, err)
 	}
-	if p, err := live.Pending(ctx, 10); err != nil || len(p) != 0 {
+	if p, err := live.PendingBids(ctx, 10); err != nil || len(p) != 0 {
 		t.Errorf("pending after Done = %v, %v", p, err)
 	}
-	if err := live.Done(ctx); err != nil {
+	if err := live.DoneBids(ctx); err != nil {
 		t.Errorf("Done of nothing: %v", err)
 	}
 	_, err = c.Inbox(ctx, "Coder", "x")
 	wantErr(t, err, blackboard.ErrInvalid)
+}
+
+// TestGrantsAreReadByFreeSlots delivers three grants to one agent: a busy
+// replica reading only as many as it has free slots leaves the rest to an
+// idle sibling, and a dead replica's grants come back by reclaim.
+func TestGrantsAreReadByFreeSlots(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	var want []string
+	for i := 0; i < 3; i++ {
+		g := startWorkflow(t, c)
+		cl := pendingClaim(g, "coder")
+		cl.Status, cl.GrantedExclusiveAgent = blackboard.ClaimPendingExclusive, "coder"
+		createClaim(t, c, blackboard.NewClaim{Claim: cl, ByArtefact: true, Grants: map[string]string{"coder": "1"},
+			Inbox: []blackboard.InboxMessage{grantMessage("coder", cl, blackboard.GrantExclusive, "1")}})
+		want = append(want, cl.ID)
+	}
+	busy, err := c.Inbox(ctx, "coder", "cub-busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := c.Inbox(ctx, "coder", "cub-idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := busy.NextGrants(ctx, 1, 0)
+	if err != nil || len(one) != 1 || one[0].ClaimID != want[0] {
+		t.Fatalf("busy replica read %+v, %v; want the first grant only", one, err)
+	}
+	if bids, err := busy.NextBids(ctx, 10, 0); err != nil || len(bids) != 0 {
+		t.Errorf("grants showed up as bid requests: %+v, %v", bids, err)
+	}
+	rest, err := idle.NextGrants(ctx, 10, 0)
+	if err != nil || len(rest) != 2 || rest[0].ClaimID != want[1] || rest[1].ClaimID != want[2] {
+		t.Fatalf("idle replica read %+v, %v; want the other two", rest, err)
+	}
+	if again, err := busy.ReclaimGrants(ctx, time.Hour, 10); err != nil || len(again) != 0 {
+		t.Errorf("reclaim of fresh grants = %+v, %v; want none", again, err)
+	}
+	back, err := busy.ReclaimGrants(ctx, 0, 1)
+	if err != nil || len(back) != 1 {
+		t.Fatalf("reclaim of idle grants = %+v, %v; want one (the count asked)", back, err)
+	}
+	if err := busy.DoneGrants(ctx, one[0].StreamID, back[0].StreamID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSubscribe receives the pub/sub JSON published with an

@@ -79,12 +79,13 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 		if !m.Kind.Valid() {
 			return nil, nil, fmt.Errorf("%w: inbox message kind %q", ErrInvalid, m.Kind)
 		}
-		inbox := index(c.keys.Inbox(m.Agent))
 		fields := []string{"kind", string(m.Kind), "claim_id", m.ClaimID, "artefact_id", m.ArtefactID, "workflow_id", m.WorkflowID}
-		msg := map[string]any{"key": inbox, "channel": c.keys.AgentEvents(m.Agent)}
+		msg := map[string]any{"channel": c.keys.AgentEvents(m.Agent)}
 		if m.Kind == MessageBidRequest {
+			msg["key"] = index(c.keys.Inbox(m.Agent))
 			fields = append(fields, "type", m.ArtefactType, "structural_type", string(m.StructuralType), "produced_by_role", m.ProducedByRole)
 		} else {
+			msg["key"] = index(c.keys.AgentGrants(m.Agent))
 			fields = append(fields, "grant", string(m.Grant), "token", m.Token)
 			if m.Attempt > 0 {
 				fields = append(fields, "attempt", strconv.Itoa(m.Attempt), "max_attempts", strconv.Itoa(m.MaxAttempts))
@@ -102,7 +103,7 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 func (c *Client) agentGate(agent string, index func(string) int) map[string]any {
 	return map[string]any{
 		"agent":    agent,
-		"inbox":    index(c.keys.Inbox(agent)),
+		"inbox":    index(c.keys.AgentGrants(agent)),
 		"running":  index(c.keys.AgentRunning(agent)),
 		"waiting":  index(c.keys.AgentWaiting(agent)),
 		"replicas": index(c.keys.AgentReplicas(agent)),
@@ -139,68 +140,111 @@ func atoi(s string) int {
 	return n
 }
 
-// inboxGroup is the consumer group all replicas of an agent share.
+// inboxGroup is the consumer group all replicas of an agent share, on
+// both of its streams.
 const inboxGroup = "cub"
 
-// Inbox reads one agent's inbox through the shared consumer group.
+// Inbox reads one agent's bid requests and grants through the shared
+// consumer group.
 type Inbox struct {
 	c        *Client
 	agent    string
 	consumer string
 }
 
-// Inbox opens agent's inbox for the named consumer (one per cub process;
+// Inbox opens agent's streams for the named consumer (one per cub process;
 // reuse the name across restarts to get unacknowledged entries back).
 func (c *Client) Inbox(ctx context.Context, agent, consumer string) (*Inbox, error) {
 	if err := ValidateAgentName(agent); err != nil {
 		return nil, err
 	}
-	if err := c.ensureGroup(ctx, c.keys.Inbox(agent), inboxGroup); err != nil {
-		return nil, err
+	for _, stream := range []string{c.keys.Inbox(agent), c.keys.AgentGrants(agent)} {
+		if err := c.ensureGroup(ctx, stream, inboxGroup); err != nil {
+			return nil, err
+		}
 	}
 	return &Inbox{c: c, agent: agent, consumer: consumer}, nil
 }
 
-// Pending returns this consumer's delivered but unacknowledged entries.
-func (in *Inbox) Pending(ctx context.Context, count int64) ([]InboxEntry, error) {
+// Consumer is the consumer name this inbox reads under.
+func (in *Inbox) Consumer() string { return in.consumer }
+
+// PendingBids returns this consumer's delivered but unacknowledged bid
+// requests.
+func (in *Inbox) PendingBids(ctx context.Context, count int64) ([]InboxEntry, error) {
 	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, "0", count, 0, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
-// Next reads up to count new entries, blocking up to block.
-func (in *Inbox) Next(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
+// PendingGrants returns this consumer's delivered but unacknowledged
+// grants (after a restart: the work it had taken).
+func (in *Inbox) PendingGrants(ctx context.Context, count int64) ([]InboxEntry, error) {
+	msgs, err := in.c.readGroup(ctx, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, "0", count, 0, nil, true)
+	return decodeInbox(in.agent, msgs), err
+}
+
+// NextBids reads up to count new bid requests, blocking up to block.
+func (in *Inbox) NextBids(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
 	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, ">", count, block, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
-// Done acknowledges and deletes handled entries. Their record lives on in
-// the event stream, so the inbox only ever holds work not yet done.
-func (in *Inbox) Done(ctx context.Context, ids ...string) error {
+// NextGrants reads up to count new grants — call it with the number of
+// free slots — blocking up to block.
+func (in *Inbox) NextGrants(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
+	msgs, err := in.c.readGroup(ctx, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, ">", count, block, nil, true)
+	return decodeInbox(in.agent, msgs), err
+}
+
+// DoneBids acknowledges and deletes handled bid requests. Their record
+// lives on in the event stream, so the stream only holds work not yet
+// done.
+func (in *Inbox) DoneBids(ctx context.Context, ids ...string) error {
+	return in.done(ctx, in.c.keys.Inbox(in.agent), ids)
+}
+
+// DoneGrants acknowledges and deletes grants that ended without a result
+// from this consumer (stale, or delivered before).
+func (in *Inbox) DoneGrants(ctx context.Context, ids ...string) error {
+	return in.done(ctx, in.c.keys.AgentGrants(in.agent), ids)
+}
+
+func (in *Inbox) done(ctx context.Context, stream string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	ctx, cancel := in.c.op(ctx)
 	defer cancel()
-	stream := in.c.keys.Inbox(in.agent)
 	_, err := in.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.XAck(ctx, stream, inboxGroup, ids...)
 		p.XDel(ctx, stream, ids...)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("blackboard: ack inbox of %s: %w", in.agent, err)
+		return fmt.Errorf("blackboard: ack %s of %s: %w", stream, in.agent, err)
 	}
 	return nil
 }
 
-// Reclaim takes over entries that another consumer of this agent (a
-// replica that died, or this process under an older consumer name) left
-// unacknowledged for at least minIdle.
-func (in *Inbox) Reclaim(ctx context.Context, minIdle time.Duration, count int64) ([]InboxEntry, error) {
+// ReclaimBids takes over bid requests that another consumer of this agent
+// (a replica that died) left unacknowledged for at least minIdle.
+func (in *Inbox) ReclaimBids(ctx context.Context, minIdle time.Duration, count int64) ([]InboxEntry, error) {
+	return in.reclaim(ctx, in.c.keys.Inbox(in.agent), minIdle, count)
+}
+
+// ReclaimGrants takes over up to count grants — call it with the number
+// of free slots — that another consumer left unacknowledged for at least
+// minIdle. A live cub keeps the grants it works on fresh (see
+// KeepGrantsFresh), so only a dead replica's grants come back.
+func (in *Inbox) ReclaimGrants(ctx context.Context, minIdle time.Duration, count int64) ([]InboxEntry, error) {
+	return in.reclaim(ctx, in.c.keys.AgentGrants(in.agent), minIdle, count)
+}
+
+func (in *Inbox) reclaim(ctx context.Context, stream string, minIdle time.Duration, count int64) ([]InboxEntry, error) {
 	ctx, cancel := in.c.op(ctx)
 	defer cancel()
 	msgs, _, err := in.c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream: in.c.keys.Inbox(in.agent), Group: inboxGroup, Consumer: in.consumer,
+		Stream: stream, Group: inboxGroup, Consumer: in.consumer,
 		MinIdle: minIdle, Start: "0", Count: count,
 	}).Result()
 	if errors.Is(err, redis.Nil) {
@@ -208,9 +252,9 @@ func (in *Inbox) Reclaim(ctx context.Context, minIdle time.Duration, count int64
 	}
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "NOGROUP") {
-			return nil, in.c.ensureGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup)
+			return nil, in.c.ensureGroup(ctx, stream, inboxGroup)
 		}
-		return nil, fmt.Errorf("blackboard: reclaim inbox of %s: %w", in.agent, err)
+		return nil, fmt.Errorf("blackboard: reclaim %s of %s: %w", stream, in.agent, err)
 	}
 	return decodeInbox(in.agent, msgs), nil
 }

@@ -152,8 +152,14 @@ func (k Keys) Events() string { return k.prefix + "events" }
 // entry; handled entries are deleted, the audit trail lives in Events.
 func (k Keys) OrchestratorQueue() string { return k.prefix + "orchestrator:queue" }
 
-// Inbox is the STREAM of bid requests and grants for one agent.
+// Inbox is the STREAM of bid requests for one agent. Its cubs read it
+// whatever their tools are doing: bidding never waits for work.
 func (k Keys) Inbox(agent string) string { return k.prefix + "agent:" + agent + ":inbox" }
+
+// AgentGrants is the STREAM of grants for one agent. A cub reads it only
+// when it has a free slot, and only as many entries as it has free
+// slots, so an idle sibling replica gets the rest.
+func (k Keys) AgentGrants(agent string) string { return k.prefix + "agent:" + agent + ":grants" }
 
 // Timers is the ZSET of durable timers: member claim id, score due time in
 // milliseconds (Redis clock).
@@ -167,7 +173,8 @@ func (k Keys) Agents() string { return k.prefix + "agents" }
 func (k Keys) Heartbeat(agent string) string { return k.prefix + "agent:" + agent + ":heartbeat" }
 
 // Lease is the STRING with a TTL held by a cub while it owns a grant; its
-// value is the grant token.
+// value is "<grant token>|<consumer>": the grant and the replica holding
+// it, so that no second replica can take a lease another one holds.
 func (k Keys) Lease(claimID, agent string) string {
 	return k.prefix + "lease:" + claimID + ":" + agent
 }

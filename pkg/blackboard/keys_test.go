@@ -54,6 +54,7 @@ func TestKeys(t *testing.T) {
 		{"AgentReplicas", []string{"<agent>"}, "sett:<i>:agent:<agent>:replicas"},
 		{"Events", nil, "sett:<i>:events"},
 		{"Inbox", []string{"<agent>"}, "sett:<i>:agent:<agent>:inbox"},
+		{"AgentGrants", []string{"<agent>"}, "sett:<i>:agent:<agent>:grants"},
 		{"OrchestratorQueue", nil, "sett:<i>:orchestrator:queue"},
 		{"Failures", []string{"<id>"}, "sett:<i>:claim:<id>:failures"},
 		{"Timers", nil, "sett:<i>:timers"},

@@ -102,14 +102,14 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := in.Next(ctx, 10, 0)
+	entries, err := in.NextBids(ctx, 10, 0)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("inbox = %v, %v", entries, err)
 	}
 	if err := c.AnswerBidRequest(ctx, entries[0], blackboard.BidExclusive); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := in.Pending(ctx, 10); err != nil || len(p) != 0 {
+	if p, err := in.PendingBids(ctx, 10); err != nil || len(p) != 0 {
 		t.Fatalf("pending after the bid = %v, %v; want the request acknowledged", p, err)
 	}
 	// A repeated answer (a replay) is refused and still acknowledges.
@@ -124,11 +124,11 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 	msg := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageGrant, ClaimID: grant.ID, ArtefactID: g.ID,
 		WorkflowID: g.ID, Grant: blackboard.GrantExclusive, Token: "1"}
 	createClaim(t, c, blackboard.NewClaim{Claim: grant, Grants: map[string]string{"coder": "1"}, Inbox: []blackboard.InboxMessage{msg}})
-	entries, err = in.Next(ctx, 10, 0)
+	entries, err = in.NextGrants(ctx, 10, 0)
 	if err != nil || len(entries) != 1 {
-		t.Fatalf("inbox = %v, %v", entries, err)
+		t.Fatalf("grants = %v, %v", entries, err)
 	}
-	view, err := c.TakeGrant(ctx, entries[0].InboxMessage, time.Minute)
+	view, err := c.TakeGrant(ctx, entries[0].InboxMessage, "cub-1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +145,13 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 	if n := raw.Exists(ctx, c.Keys().Lease(grant.ID, "coder")).Val(); n != 0 {
 		t.Error("the lease outlived the result")
 	}
-	if p, err := in.Pending(ctx, 10); err != nil || len(p) != 0 {
+	if p, err := in.PendingGrants(ctx, 10); err != nil || len(p) != 0 {
 		t.Errorf("pending after the result = %v, %v; want the grant acknowledged", p, err)
 	}
-	if n := raw.XLen(ctx, c.Keys().Inbox("coder")).Val(); n != 0 {
-		t.Errorf("inbox holds %d entries, want the handled ones deleted", n)
+	for _, stream := range []string{c.Keys().Inbox("coder"), c.Keys().AgentGrants("coder")} {
+		if n := raw.XLen(ctx, stream).Val(); n != 0 {
+			t.Errorf("%s holds %d entries, want the handled ones deleted", stream, n)
+		}
 	}
 }
 

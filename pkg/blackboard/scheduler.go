@@ -132,7 +132,7 @@ func (c *Client) releaseGrant(ctx context.Context, agent, claimID string) error 
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.releaseGrant, []string{c.keys.AgentRunning(agent), c.keys.AgentWaiting(agent),
-		c.keys.AgentReplicas(agent), c.keys.Capacity(), c.keys.Control(), c.keys.Inbox(agent), c.keys.Timers()}, agent, claimID)
+		c.keys.AgentReplicas(agent), c.keys.Capacity(), c.keys.Control(), c.keys.AgentGrants(agent), c.keys.Timers()}, agent, claimID)
 	if err != nil {
 		return err
 	}

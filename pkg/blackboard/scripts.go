@@ -161,6 +161,8 @@ func scriptError(name string, res []string) error {
 		base = ErrWorkflowEnded
 	case "BUDGET_EXCEEDED":
 		base = ErrBudgetExceeded
+	case "HELD":
+		base = ErrLeaseHeld
 	case "ALREADY_DECIDED":
 		base = ErrAlreadyDecided
 	case "EXPIRED":

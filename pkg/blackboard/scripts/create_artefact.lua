@@ -14,7 +14,7 @@
 -- KEYS[11] leader epoch STRING      sett:<i>:orchestrator:epoch
 -- KEYS[12] orchestrator queue STREAM sett:<i>:orchestrator:queue
 -- KEYS[13] work lease STRING        sett:<i>:lease:<c>:<agent> (any key when not an output)
--- KEYS[14] agent inbox STREAM       sett:<i>:agent:<agent>:inbox (any key when not an output)
+-- KEYS[14] agent grants STREAM      sett:<i>:agent:<agent>:grants (any key when not an output)
 -- KEYS[15] claim failures SET       sett:<i>:claim:<c>:failures (any key when not an output)
 -- KEYS[16] agent running ZSET       sett:<i>:agent:<agent>:running (any key when not an output)
 -- KEYS[17] agent waiting ZSET       sett:<i>:agent:<agent>:waiting (any key when not an output)

@@ -2,11 +2,12 @@
 -- still holds.
 --
 -- KEYS[1] lease STRING  sett:<i>:lease:<claim>:<agent>
--- ARGV[1] grant token the lease must hold
+-- ARGV[1] value the lease must hold: "<grant token>|<holder>"
 -- ARGV[2] new TTL in milliseconds; 0 deletes the lease
 --
 -- Returns 1 when the lease was held under ARGV[1] (and is now renewed or
--- released), 0 when it had expired or belongs to another attempt.
+-- released), 0 when it had expired or belongs to another attempt or
+-- replica.
 
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0

@@ -8,7 +8,7 @@
 -- KEYS[3] agent replicas ZSET sett:<i>:agent:<agent>:replicas
 -- KEYS[4] capacity HASH       sett:<i>:scheduler:capacity
 -- KEYS[5] control HASH        sett:<i>:control
--- KEYS[6] agent inbox STREAM  sett:<i>:agent:<agent>:inbox
+-- KEYS[6] agent grants STREAM sett:<i>:agent:<agent>:grants
 -- KEYS[7] timers ZSET         sett:<i>:timers
 --
 -- ARGV[1] agent name
