@@ -64,6 +64,8 @@ func (c *Config) ApplyDefaults() {
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
 	}
+	o.ReviewPolicy.applyDefaults(c, "orchestrator.review_policy")
+	o.Priority.applyDefaults(c, "orchestrator.priority")
 
 	for name, a := range c.Agents {
 		p := "agents." + name
@@ -81,10 +83,12 @@ func (c *Config) ApplyDefaults() {
 		setDefault(c, &a.Timeout, DefaultAgentTimeout, p+".timeout")
 		setDefault(c, &a.MaxConcurrent, DefaultMaxConcurrent, p+".max_concurrent")
 		setDefault(c, &a.MaxOutputBytes, DefaultMaxOutputBytes, p+".max_output_bytes")
+		a.Retry.applyDefaults(c, p+".retry")
 		c.Agents[name] = a
 	}
 
 	c.Approvals.applyDefaults(c)
+	c.Escalation.applyDefaults(c)
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage

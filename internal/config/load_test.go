@@ -23,7 +23,7 @@ func TestParseUnknownKeys(t *testing.T) {
 			data:     withLines(`orchestrater: {}`),
 			wantPath: "orchestrater",
 			wantLine: 5,
-			wantMsg:  `sett.yml:5: unknown key "orchestrater" at the top level (known keys: version, instance, orchestrator, agents, approvals, services)`,
+			wantMsg:  `sett.yml:5: unknown key "orchestrater" at the top level (known keys: version, instance, orchestrator, agents, approvals, escalation, services)`,
 		},
 		{
 			name:     "in an agent",
@@ -32,7 +32,7 @@ func TestParseUnknownKeys(t *testing.T) {
 			wantLine: 5,
 			wantMsg: `sett.yml:5: unknown key "bidding_stratgy" in agents.writer (known keys: role, image, command, ` +
 				`bidding_strategy, consumes, bid_on_own_outputs, bid_script, bid_script_timeout, workspace, environment, ` +
-				`timeout, max_concurrent, max_output_bytes, resources)`,
+				`timeout, max_concurrent, max_output_bytes, resources, review, retry)`,
 		},
 		{
 			name:     "in the orchestrator",
