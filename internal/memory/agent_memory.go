@@ -138,6 +138,10 @@ func ParseAgentMemory(raw json.RawMessage) (AgentMemory, error) {
 // under path a value that is not an object, unknown fields and repeated
 // fields. ok is false when raw is not an object at all.
 func readObject(raw json.RawMessage, path string, allowed []string, p *problems) (map[string]json.RawMessage, bool) {
+	if !json.Valid(raw) {
+		p.add(path, "%s is not valid JSON", path)
+		return nil, false
+	}
 	if k := jsonKind(raw); k != "object" {
 		p.add(path, "%s is a JSON %s; it must be an object", path, k)
 		return nil, false
@@ -162,8 +166,11 @@ func readObject(raw json.RawMessage, path string, allowed []string, p *problems)
 			return nil, false
 		}
 		child := key
+		if key == "" {
+			child = `""` // still a name a reader can see
+		}
 		if path != "memory" {
-			child = path + "." + key
+			child = path + "." + child
 		}
 		switch {
 		case seen[key]:
@@ -253,6 +260,9 @@ func textList(v json.RawMessage, field, what string, p *problems) []string {
 		checkLen(f, s, p)
 		out = append(out, s)
 	}
+	if len(out) == 0 {
+		return nil // an empty list is no list: one form for both
+	}
 	return out
 }
 
@@ -283,6 +293,9 @@ func artifactIndex(v json.RawMessage, p *problems) []ArtifactEntry {
 		default:
 			p.add(f, `%s is a JSON %s; it must be an object {"path", "sections", "note"} or a string "path — §Section (note)"`, f, jsonKind(item))
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

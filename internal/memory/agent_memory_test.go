@@ -327,6 +327,7 @@ func TestParseEntryLine(t *testing.T) {
 		{name: "hyphen inside the path is not a separator", line: "ct-review/ct-security.md — §A", want: ArtifactEntry{Path: "ct-review/ct-security.md", Sections: []string{"§A"}}, ok: true},
 		{name: "bullet and backticks dropped", line: "- `plan.md` — §Tasks", want: ArtifactEntry{Path: "plan.md", Sections: []string{"§Tasks"}}, ok: true},
 		{name: "path only", line: "  feature.md  ", want: ArtifactEntry{Path: "feature.md"}, ok: true},
+		{name: "pointers get a § prefix", line: "a.md — API, lines 3-9 (setup)", want: ArtifactEntry{Path: "a.md", Sections: []string{"§API", "§lines 3-9 (setup)"}}, ok: true},
 		{name: "empty pointers dropped", line: "a.md — , §A,, ", want: ArtifactEntry{Path: "a.md", Sections: []string{"§A"}}, ok: true},
 		{name: "no path", line: " — §A", ok: false},
 		{name: "empty", line: "", ok: false},

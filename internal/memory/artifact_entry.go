@@ -9,11 +9,12 @@ import "strings"
 //
 // A tool may write an entry as an object {"path", "sections", "note"}, or as
 // one line in the seed's Markdown form, "path — §A (note), §B (note)". The
-// object form's sections get a "§" prefix when they lack one. The line form
-// is parsed leniently: the path ends at the first em dash, en dash, " -- " or
-// " - " (backticks around it are dropped), and what follows is split into
-// pointers at the commas that are outside parentheses; each pointer is kept
-// as written, note included, in Sections.
+// line form is parsed leniently: the path ends at the first em dash, en
+// dash, " -- " or " - " (backticks around it are dropped), and what follows
+// is split into pointers at the commas that are outside parentheses; each
+// pointer is kept as written, note included, in Sections. In both forms a
+// section pointer gets a "§" prefix when it lacks one, so that every
+// pointer reads the same way.
 type ArtifactEntry struct {
 	// Path of the artefact file, relative to the workspace; never empty.
 	Path string `json:"path"`
@@ -71,7 +72,9 @@ func parseEntryLine(s string) (ArtifactEntry, bool) {
 	}
 	e := ArtifactEntry{Path: path}
 	if end < len(s) {
-		e.Sections = splitPointers(s[end+sepLen:])
+		for _, ptr := range splitPointers(s[end+sepLen:]) {
+			e.Sections = append(e.Sections, sectionPointer(ptr))
+		}
 	}
 	return e, true
 }
