@@ -107,7 +107,8 @@ func (s *SharedMemory) apply(c Contribution) {
 	s.RecentUpdates = append(s.RecentUpdates, Entry{Agent: agent, Step: step, Text: cut(updateText(m), maxEntryLen)})
 
 	prev, seen := s.Agents[agent]
-	if seen && prev.Status != StatusDone && m.Status == StatusDone {
+	wasWrong := prev.Status == StatusNeedsRevision || prev.Status == StatusError
+	if seen && wasWrong && m.Status == StatusDone {
 		lesson := prev.Issue + " → " + cmp.Or(gist(m), "resolved")
 		s.LessonsLearned = append(s.LessonsLearned, Entry{Agent: agent, Step: step, Text: cut(lesson, maxEntryLen)})
 	}
