@@ -31,6 +31,9 @@ type Config struct {
 	// Approvals names the outputs that wait for a human decision.
 	Approvals ApprovalsConfig `yaml:"approvals"`
 
+	// Escalation is the optional hook run when a workflow is escalated.
+	Escalation EscalationConfig `yaml:"escalation"`
+
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 
@@ -97,6 +100,12 @@ type OrchestratorConfig struct {
 	// reason is the learning. A dedicated learner usually has
 	// bidding_strategy ignore, so it only ever gets learn claims.
 	Learner string `yaml:"learner"`
+
+	// ReviewPolicy decides each review phase (SPEC §10).
+	ReviewPolicy ReviewPolicyConfig `yaml:"review_policy"`
+
+	// Priority scores goals so that urgent work is granted first (SPEC §8).
+	Priority PriorityConfig `yaml:"priority"`
 }
 
 // ReviewIterationLimit returns MaxReviewIterations as a plain int: the
@@ -174,6 +183,12 @@ type AgentConfig struct {
 
 	// Resources limits the agent's container.
 	Resources ResourcesConfig `yaml:"resources"`
+
+	// Review says how the agent's reviews count (SPEC §10).
+	Review ReviewConfig `yaml:"review"`
+
+	// Retry says how failed runs of the agent's tool are retried (SPEC §8).
+	Retry RetryConfig `yaml:"retry"`
 }
 
 // WorkspaceConfig says how an agent's tool sees the workspace.

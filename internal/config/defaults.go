@@ -65,6 +65,8 @@ func (c *Config) ApplyDefaults() {
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
 	}
+	o.ReviewPolicy.applyDefaults(c, "orchestrator.review_policy")
+	o.Priority.applyDefaults(c, "orchestrator.priority")
 
 	for name, a := range c.Agents {
 		p := "agents." + name
@@ -83,10 +85,12 @@ func (c *Config) ApplyDefaults() {
 		setDefault(c, &a.StopGrace, DefaultStopGrace, p+".stop_grace")
 		setDefault(c, &a.MaxConcurrent, DefaultMaxConcurrent, p+".max_concurrent")
 		setDefault(c, &a.MaxOutputBytes, DefaultMaxOutputBytes, p+".max_output_bytes")
+		a.Retry.applyDefaults(c, p+".retry")
 		c.Agents[name] = a
 	}
 
 	c.Approvals.applyDefaults(c)
+	c.Escalation.applyDefaults(c)
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage

@@ -87,6 +87,7 @@ func (c *Config) Validate() error {
 	}
 
 	c.Approvals.validate(v, c)
+	c.Escalation.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
 
 	if len(v.errs) == 0 {
@@ -115,6 +116,8 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 	if msg := checkListenAddr(o.HTTPAddr); msg != "" {
 		v.addf(p+".http_addr", "%s", msg)
 	}
+	o.ReviewPolicy.validate(v, p+".review_policy")
+	o.Priority.validate(v, p+".priority")
 }
 
 func (a *AgentConfig) validate(v *validator, p string) {
@@ -175,6 +178,8 @@ func (a *AgentConfig) validate(v *validator, p string) {
 	case mem > 0 && mem < MinMemory:
 		v.addf(p+".resources.memory", "%s is too small (Docker needs at least %s; use 0 for no limit)", mem, MinMemory)
 	}
+	a.Review.validate(v, p+".review")
+	a.Retry.validate(v, p+".retry")
 }
 
 func (r *RedisConfig) validate(v *validator, p string) {
@@ -204,6 +209,7 @@ func (c *Config) Warnings() []string {
 		warn("orchestrator.max_review_iterations",
 			"0 means unlimited: a rejected artefact goes back to its author until a reviewer approves it, possibly forever")
 	}
+	c.reviewWarnings(warn)
 	for _, name := range c.AgentNames() {
 		a := c.Agents[name]
 		if a.BiddingStrategy == BidIgnore && len(a.BidScript) == 0 {

@@ -1,0 +1,43 @@
+// Package retrypolicy decides whether a failed tool run is tried again,
+// and when (SPEC §8, seed 001's retries). It is pure: the caller passes the
+// attempt number and, for jitter, a random source.
+//
+// # Attempts and delays
+//
+// MaxAttempts counts every run, the first included (default 5, SPEC §8;
+// issue 11: "max_attempts: 3 → three attempts"). Seed 001 instead retries 5
+// times after the first run, one delay per retry; Sett follows the SPEC, so
+// with the defaults the fifth delay (4h) is only reached with
+// max_attempts of 6 or more. Reviewers are retried once (SPEC §10): unless
+// an agent sets retry.max_attempts itself, a review grant gets
+// ReviewerMaxAttempts (see Policy.ForReview).
+//
+// After attempt n fails, the next one starts Backoff[n-1] later (the last
+// delay repeats when attempts outnumber the list), moved by up to ±10 %
+// of jitter so that many failures do not retry in lockstep. Schedule
+// offers the same delays as a cenkalti/backoff BackOff, the project's one
+// backoff abstraction.
+//
+// # Transient or permanent
+//
+// Classify reads the facts of a failure, first match wins:
+//
+//  1. the tool answered "retryable": false → permanent;
+//  2. the exit code is in PermanentExitCodes → permanent (an explicit
+//     statement by the operator; it wins over the tool's retryable: true,
+//     because failing fast is the safe side of a contradiction);
+//  3. the tool answered "retryable": true → transient;
+//  4. by kind: exit_nonzero, signaled (a crash, an OOM kill), timeout,
+//     lost_lease, tool_error (the tool reported an error without saying
+//     whether it is retryable) → transient, as SPEC §8 lists them;
+//     invalid_output and stdout_too_large → transient, because a tool is
+//     usually a model whose next answer differs, the retries are bounded,
+//     and every attempt's Failure names the field at fault, so a
+//     deterministic bug is still visible at once (set max_attempts: 1 for
+//     a tool known to be deterministic); start_failed → permanent, because
+//     a program that cannot be started (not found, not executable, bad
+//     working directory) is a configuration error that no delay fixes, and
+//     failing at once tells the operator hours sooner; canceled →
+//     permanent, because someone (sett cancel, a shutdown) meant it;
+//     an unknown kind → transient (bounded by MaxAttempts).
+package retrypolicy
