@@ -25,6 +25,7 @@ agents:
     image: sett-cub:local
     command: ["sh", "-c", "cat >/dev/null; echo 'planner: the disk is on fire' >&2; exit 7"]
     consumes: ["GoalDefined"]
+    retry: {max_attempts: 2, backoff: [100ms]}
 `)
 	s.mustUp()
 	wf := s.postGoal("Plan something")
@@ -38,8 +39,8 @@ agents:
 			failures = append(failures, a)
 		}
 	}
-	if len(failures) == 0 {
-		t.Fatalf("no Failure artefact (all: %v)", types(s.artefacts(wf)))
+	if len(failures) != 2 {
+		t.Fatalf("%d Failure artefacts, want one per attempt (2) (all: %v)", len(failures), types(s.artefacts(wf)))
 	}
 	f := failures[0]
 	if f.Type != "ToolExecutionFailure" || f.ProducedByRole != "planner" {

@@ -174,9 +174,11 @@ func TestToolFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			extra := ""
+			// One attempt: this test is about how a failure is reported;
+			// retries have their own tests.
+			extra := ", retry: {max_attempts: 1}"
 			if tc.extra != "" {
-				extra = ", " + tc.extra
+				extra += ", " + tc.extra
 			}
 			s := stacktest.New(t, `version: "1.0"
 agents:

@@ -58,8 +58,8 @@ agents:
 			t.Fatalf("claim %s after %d attempts, want complete after 2", cl.Status, cl.Attempts)
 		}
 		plans := stacktest.OfType(s.Artefacts(wf), "Plan")
-		if len(plans) != 1 || plans[0].Metadata["attempt"] != "2" {
-			t.Fatalf("plans %+v, want one written under attempt 2", plans)
+		if len(plans) != 1 || plans[0].Metadata["token"] != "2" {
+			t.Fatalf("plans %+v, want one written under grant token 2", plans)
 		}
 	})
 

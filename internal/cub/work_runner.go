@@ -237,10 +237,11 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		Summary:         out.Summary,
 		Depth:           target.Depth + 1,
 		Metadata: map[string]string{
-			"grant": string(g.Grant), "attempt": g.Token,
+			"grant": string(g.Grant), "token": g.Token,
 			"tool_duration_ms": strconv.FormatInt(res.Duration.Milliseconds(), 10),
 		},
 	}
+	addAttempt(a.Metadata, g)
 	addUsage(a.Metadata, out.Usage)
 	if out.StructuralType != "" {
 		a.StructuralType = blackboard.StructuralType(out.StructuralType)
@@ -285,6 +286,18 @@ type failureInfo struct {
 	usage     *tool.Usage
 }
 
+// addAttempt records which try of its retry policy a run was ("attempt n
+// of N", SPEC §8); grants from before attempts existed carry only their
+// token, which counted grant issues.
+func addAttempt(meta map[string]string, g blackboard.InboxMessage) {
+	if g.Attempt > 0 {
+		meta["attempt"] = strconv.Itoa(g.Attempt)
+		meta["max_attempts"] = strconv.Itoa(g.MaxAttempts)
+		return
+	}
+	meta["attempt"] = g.Token
+}
+
 // addUsage records a model call's cost in an artefact's metadata, where
 // token budgets and listings read it.
 func addUsage(meta map[string]string, u *tool.Usage) {
@@ -305,8 +318,9 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 	if len(payload) > w.set.MaxPayload {
 		payload = payload[:w.set.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
 	}
-	meta := map[string]string{"failure_kind": f.kind, "grant": string(g.Grant), "attempt": g.Token,
+	meta := map[string]string{"failure_kind": f.kind, "grant": string(g.Grant), "token": g.Token,
 		"exit_code": strconv.Itoa(f.exitCode)}
+	addAttempt(meta, g)
 	if f.retryable != nil {
 		meta["retryable"] = strconv.FormatBool(*f.retryable)
 	}

@@ -70,6 +70,7 @@ type ClaimAdvancer struct {
 	log   zerolog.Logger
 	// TimerArmedFunc tells the timer loop that a timer now fires in d.
 	TimerArmedFunc func(d time.Duration)
+	jitter         *jitter
 	// LearningsChangedFunc runs after a new learning is recorded (it
 	// publishes the learnings tools receive when no vault does); an error
 	// makes the step run again, which records nothing twice.
@@ -80,7 +81,7 @@ type ClaimAdvancer struct {
 // epoch.
 func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
 	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {},
+		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
 		LearningsChangedFunc: func(context.Context) error { return nil }}
 }
 
@@ -261,14 +262,22 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, checkLeases bool) error {
 	cl := st.Claim
 	granted := cl.GrantedAgents()
-	var missing []string
+	var missing, failed []string
 	for _, agent := range granted {
 		if st.Failed[agent] && !cl.IsLearn() {
-			return a.agentFailed(ctx, st, agent)
+			failed = append(failed, agent)
+			continue
 		}
 		if _, ok := st.Outputs[agent]; !ok {
 			missing = append(missing, agent)
 		}
+	}
+	if len(failed) > 0 {
+		exhausted, arts, err := a.failures(ctx, st, failed)
+		if err != nil || len(exhausted) == 0 {
+			return err
+		}
+		return a.escalate(ctx, st, exhausted, arts)
 	}
 	if len(missing) > 0 {
 		if checkLeases {
@@ -331,21 +340,6 @@ func (a *ClaimAdvancer) readOutputs(ctx context.Context, st *blackboard.ClaimSta
 		outputs[agent] = arts[i+1]
 	}
 	return arts[0], outputs, nil
-}
-
-// agentFailed terminates the claim because agent delivered a Failure.
-func (a *ClaimAdvancer) agentFailed(ctx context.Context, st *blackboard.ClaimState, agent string) error {
-	cl := st.Claim
-	out, err := a.bb.GetArtefact(ctx, st.Outputs[agent])
-	if err != nil {
-		return err
-	}
-	reason := fmt.Sprintf("Terminated due to agent failure (agent %s, %s). See Failure artefact: [%s]", agent, out.Type, out.ID)
-	return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
-		fmt.Sprintf("agent %s failed on claim %s: %s", agent, short(cl.ID), out.Summary),
-		a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agent, map[string]string{
-			"reason": reason, "failure_id": out.ID, "failure_type": out.Type,
-		}))
 }
 
 // reviewOutcome moves on when every review approves and starts the
@@ -531,9 +525,16 @@ func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition)
 	return err
 }
 
+// grantMessage is the grant of cl to agent; it says which attempt of the
+// agent's retry policy this is (the first, unless the caller says more).
 func (a *ClaimAdvancer) grantMessage(cl *blackboard.Claim, agent string, kind blackboard.GrantKind, token string) blackboard.InboxMessage {
+	attempt := 1
+	if rs, ok := cl.Retries[agent]; ok {
+		attempt = rs.Failed + 1
+	}
 	return blackboard.InboxMessage{Agent: agent, Kind: blackboard.MessageGrant, ClaimID: cl.ID,
-		ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Grant: kind, Token: token}
+		ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Grant: kind, Token: token,
+		Attempt: attempt, MaxAttempts: a.set.retryPolicy(agent, kind).Attempts()}
 }
 
 func (a *ClaimAdvancer) event(t blackboard.EventType, cl *blackboard.Claim, agent string, fields map[string]string) blackboard.Event {

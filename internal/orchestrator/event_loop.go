@@ -37,6 +37,10 @@ type EventLoop struct {
 
 	mu   sync.Mutex
 	acks []string
+
+	// EscalateFunc hands a workflow_escalated event to the escalation
+	// hook; it must not block (the hook runs on its own).
+	EscalateFunc func(ctx context.Context, event any) bool
 }
 
 // NewEventLoop wires the loop; sweep is the period of the re-handling of
@@ -173,6 +177,12 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		if ev.Agent != "" {
 			add("agent:"+ev.Agent, func(ctx context.Context) error { return l.bb.RefillAgent(ctx, ev.Agent) })
 		}
+	case blackboard.EventWorkflowEscalated:
+		// At least once: the entry is acknowledged after the hook is
+		// started, so a crash in between runs it again.
+		if l.EscalateFunc != nil {
+			l.EscalateFunc(ctx, escalationDoc(ev))
+		}
 	case blackboard.EventCapacityFreed:
 		add("scheduler", l.releaseWaiting)
 	case blackboard.EventResumed:
@@ -203,6 +213,18 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 			return
 		}
 	}
+}
+
+// escalationDoc is the JSON document the escalation hook receives.
+func escalationDoc(ev blackboard.Event) map[string]any {
+	doc := map[string]any{"type": string(ev.Type), "ts_ms": ev.TsMs, "workflow_id": ev.WorkflowID,
+		"claim_id": ev.ClaimID, "artefact_id": ev.ArtefactID, "agent": ev.Agent}
+	for k, v := range ev.Fields {
+		if k != "ts" {
+			doc[k] = v
+		}
+	}
+	return doc
 }
 
 // releaseWaiting advances the best-ranked waiting claims when slots have

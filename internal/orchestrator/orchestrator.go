@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/escalation"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -76,6 +77,9 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	advancer.TimerArmedFunc = timers.Armed
 	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
 	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
+	hook := escalation.New(o.set.Escalation, o.log)
+	defer func() { _ = hook.Close(context.WithoutCancel(ctx)) }()
+	events.EscalateFunc = hook.Notify
 	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.log)
 	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.log)
 

@@ -5,6 +5,9 @@ import (
 
 	"github.com/settdev/sett/internal/bidding"
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/escalation"
+	"github.com/settdev/sett/internal/retrypolicy"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Settings is what the orchestrator needs from sett.yml, with defaults
@@ -43,6 +46,15 @@ type Settings struct {
 	// HeartbeatTTL is how long an agent's replica counts as live after
 	// its beat (for the capacity of its gate); zero means 10s.
 	HeartbeatTTL time.Duration
+	// Retry is each agent's retry policy for tool failures (SPEC §8);
+	// ReviewRetry the same for its review grants (retried once unless
+	// the agent sets retry.max_attempts itself). An agent missing from
+	// them gets retrypolicy.DefaultPolicy.
+	Retry       map[string]retrypolicy.Policy
+	ReviewRetry map[string]retrypolicy.Policy
+	// Escalation is the hook run with every workflow_escalated event
+	// (escalation in sett.yml); an empty command disables it.
+	Escalation escalation.Hook
 	// VaultManagesToolMemory is true when a vault publishes what tools
 	// receive as memory.learnings and memory.handbook (from its files).
 	VaultManagesToolMemory bool
@@ -71,11 +83,15 @@ func SettingsFrom(c *config.Config) Settings {
 	agents := make(map[string]string, len(c.Agents))
 	rules := make(map[string]bidding.Rules, len(c.Agents))
 	limits := make(map[string]int, len(c.Agents))
+	retry := make(map[string]retrypolicy.Policy, len(c.Agents))
+	reviewRetry := make(map[string]retrypolicy.Policy, len(c.Agents))
 	for _, name := range c.AgentNames() {
 		a, _ := c.Agent(name)
 		agents[name] = a.Role
 		rules[name] = bidding.FromConfig(a)
 		limits[name] = a.MaxConcurrent
+		retry[name] = a.Retry.Policy(false)
+		reviewRetry[name] = a.Retry.Policy(true)
 	}
 	o := c.Orchestrator
 	return Settings{
@@ -91,8 +107,27 @@ func SettingsFrom(c *config.Config) Settings {
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
 		AgentLimits:          limits,
+		Retry:                retry,
+		Escalation:           c.Escalation.Hook(),
+		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
 	}
+}
+
+// retryPolicy is the policy for agent's failures on a grant of kind.
+func (s *Settings) retryPolicy(agent string, kind blackboard.GrantKind) retrypolicy.Policy {
+	m := s.Retry
+	if kind == blackboard.GrantReview {
+		m = s.ReviewRetry
+	}
+	if p, ok := m[agent]; ok {
+		return p
+	}
+	p := retrypolicy.DefaultPolicy()
+	if kind == blackboard.GrantReview {
+		p = p.ForReview(false)
+	}
+	return p
 }
 
 func (s *Settings) applyDefaults() {

@@ -207,6 +207,8 @@ type ClaimPatch struct {
 	TerminationReason     string
 	CompletionReason      string
 	Attempts              int
+	// Retries replaces the claim's retry states as a whole.
+	Retries map[string]RetryState
 }
 
 func (p ClaimPatch) fields() []string {
@@ -219,6 +221,7 @@ func (p ClaimPatch) fields() []string {
 	h.str("termination_reason", p.TerminationReason)
 	h.str("completion_reason", p.CompletionReason)
 	h.int("attempts", int64(p.Attempts))
+	h.retries("retries", p.Retries)
 	out := make([]string, 0, 2*len(h))
 	for _, kv := range h {
 		out = append(out, kv[0], kv[1])
@@ -287,6 +290,10 @@ type Transition struct {
 	// ClearOutputs lists agents whose output and failure mark are removed
 	// so that they deliver again (a retry after a failure).
 	ClearOutputs []string
+	// Queue lists entries for the orchestrator's own queue, appended in
+	// the same step (work that must follow the transition at least once,
+	// such as the escalation hook).
+	Queue []Event
 	// Waited, when not nil, receives how long the claim waited for a slot
 	// before this step (zero when it did not wait).
 	Waited *time.Duration
@@ -357,6 +364,9 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	if len(t.ClearOutputs) > 0 {
 		req["clear_outputs"] = t.ClearOutputs
+	}
+	if len(t.Queue) > 0 {
+		req["queue"] = c.encodeEvents(t.Queue)
 	}
 	if t.Gate != nil {
 		req["global"] = map[string]any{"limit": t.Gate.Limit, "check": t.Gate.Check, "counts": t.Gate.Counts}

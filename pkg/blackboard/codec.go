@@ -50,6 +50,13 @@ func (h *hashFields) object(name string, v map[string]string) {
 	}
 }
 
+func (h *hashFields) retries(name string, v map[string]RetryState) {
+	if len(v) > 0 {
+		b, _ := json.Marshal(v) // plain values always marshal (sorted keys)
+		*h = append(*h, [2]string{name, string(b)})
+	}
+}
+
 // args flattens the pairs for HSET or a script's ARGV.
 func (h hashFields) args() []any {
 	out := make([]any, 0, 2*len(h))
@@ -147,6 +154,7 @@ func claimFields(c *Claim) hashFields {
 	h.always("rev", strconv.Itoa(c.Rev))
 	h.always("created_at_ms", strconv.FormatInt(c.CreatedAtMs, 10))
 	h.always("updated_at_ms", strconv.FormatInt(c.UpdatedAtMs, 10))
+	h.retries("retries", c.Retries)
 	h.int("waiting_since_ms", c.WaitingSinceMs)
 	h.str("waiting_reason", c.WaitingReason)
 	h.int("approval_requested_at_ms", c.Approval.RequestedAtMs)
@@ -192,6 +200,7 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		Rev:                   int(d.int("rev", false, 0)),
 		CreatedAtMs:           d.int("created_at_ms", true, 0),
 		UpdatedAtMs:           d.int("updated_at_ms", false, 0),
+		Retries:               d.retries("retries"),
 		WaitingSinceMs:        d.int("waiting_since_ms", false, 0),
 		WaitingReason:         d.str("waiting_reason", false),
 		Approval: ClaimApproval{
@@ -366,6 +375,28 @@ func (d *fieldDecoder) idList(field string) []string {
 			d.fail(field, "entry %q is not a valid id", truncate(id, 64))
 			return nil
 		}
+	}
+	return out
+}
+
+func (d *fieldDecoder) retries(field string) map[string]RetryState {
+	v, ok := d.raw(field, false, MaxFieldBytes)
+	if !ok {
+		return nil
+	}
+	var out map[string]RetryState
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		d.fail(field, "not a JSON object of retry states: %v", err)
+		return nil
+	}
+	for agent, r := range out {
+		if ValidateAgentName(agent) != nil || r.Failed < 0 || r.DueMs < 0 || (r.FailureID != "" && ValidateID(r.FailureID) != nil) {
+			d.fail(field, "bad retry state of %q", truncate(agent, 64))
+			return nil
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -61,6 +61,9 @@ type Claim struct {
 	Rev               int       `json:"rev"`
 	CreatedAtMs       int64     `json:"created_at_ms"`
 	UpdatedAtMs       int64     `json:"updated_at_ms"`
+	// Retries records, per agent of the current phase whose tool failed,
+	// where its retry policy stands (SPEC §8).
+	Retries map[string]RetryState `json:"retries,omitempty"`
 	// WaitingSinceMs and WaitingReason ("capacity" or "paused") are set
 	// while the claim's next grant waits in the scheduler.
 	WaitingSinceMs int64  `json:"waiting_since_ms,omitempty"`
@@ -68,6 +71,18 @@ type Claim struct {
 	// Approval is the human gate of a claim that waited (or waits) in
 	// pending_approval; zero for claims that were never gated.
 	Approval ClaimApproval `json:"approval"`
+}
+
+// RetryState is where one agent's retries on a claim stand: how many of
+// its runs failed, when the next one is due (0: granted already, or
+// none), and the Failure the last decision was about.
+type RetryState struct {
+	Failed    int    `json:"failed"`
+	DueMs     int64  `json:"due_ms,omitempty"`
+	FailureID string `json:"failure_id,omitempty"`
+	// Failures lists every failed attempt's Failure artefact, oldest
+	// first.
+	Failures []string `json:"failures,omitempty"`
 }
 
 // ClaimApproval records a claim's approval gate: when it was requested,

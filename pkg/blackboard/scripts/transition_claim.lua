@@ -47,6 +47,8 @@
 --   fail_workflow    true: end the workflow with workflow_status (default
 --                    'failed') and fail_reason
 --   events           list of {channel, name, fields}
+--   queue            list of {name, fields}: entries for the orchestrator's
+--                    queue (work that must follow this step at least once)
 --   claim_channel, workflow_channel
 --
 -- Returns {'OK', new_rev, now_ms, waited_ms} or
@@ -186,6 +188,14 @@ emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
   'to', req.to,
 })
 emit_all(KEYS[3], ts, req.events)
+if req.queue ~= nil and req.queue ~= cjson.null then
+  for _, q in ipairs(req.queue) do
+    local f = q.fields or {}
+    f[#f + 1] = 'ts'
+    f[#f + 1] = tostring(ts)
+    enqueue(KEYS[9], q.name, f)
+  end
+end
 deliver(req.inbox, ts, -prio, redis.call('HGET', KEYS[4], 'started_at_ms'))
 
 if req.fail_workflow then
