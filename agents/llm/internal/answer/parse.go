@@ -96,8 +96,8 @@ func ParseVerdict(s string) (Verdict, error) {
 		return Verdict{}, &ParseError{Reason: `the model's answer holds no JSON verdict ({"verdict": "approve"|"reject", "severity": ..., "findings": [...]})`, Answer: s}
 	}
 	var doc struct {
-		Verdict  *string        `json:"verdict"`
-		Severity any            `json:"severity"`
+		Verdict  *string         `json:"verdict"`
+		Severity any             `json:"severity"`
 		Findings json.RawMessage `json:"findings"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
