@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ var (
 )
 
 // binaries builds sett-agent-llm and sett-fake-llm once per test process.
-func binaries(t *testing.T) (agent, fake string) {
+func binaries(t testing.TB) (agent, fake string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("process test: builds and runs the binaries (run without -short)")
@@ -274,4 +275,44 @@ func TestAnthropicThroughTheBinaries(t *testing.T) {
 	if rec := requests(t, base)[0]; rec.API != "anthropic" || rec.MaxTokens != 4096 || !strings.Contains(rec.System, "You are a reviewer") {
 		t.Errorf("record = %+v", rec)
 	}
+}
+
+// BenchmarkAgentOverhead is the LLM agent's own time per call, the model
+// left out: the built binary run as the cub runs it (internal/tool.Run)
+// against the fake provider in this process, so that both ends are on one
+// clock. It reports the two parts — process start to the request at the
+// provider, the provider's answer to the output read and the process gone —
+// as custom metrics (ms/op). `make bench` has the same figures with
+// percentiles (bench/scenario_llm_agent.go).
+//
+//	go test -run '^$' -bench AgentOverhead -benchtime 200x ./agents/llm
+func BenchmarkAgentOverhead(b *testing.B) {
+	agent, _ := binaries(b)
+	fs := fakellm.New(fakellm.DemoScript())
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	in, err := json.Marshal(tool.Input{ClaimID: "c1", ClaimType: tool.ClaimTypeExclusive, TargetArtefact: goal(),
+		Workflow: tool.Workflow{ID: "goal-0001", Goal: "Add a /health endpoint"}, Agent: "planner"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	spec := tool.Spec{Command: []string{agent, "--template", "planner"}, Dir: dir, Stdin: in, Timeout: time.Minute,
+		Env: tool.ScrubbedEnv(os.Environ(), nil, map[string]string{"SETT_WORKSPACE": dir, "OPENAI_BASE_URL": srv.URL + "/v1",
+			"OPENAI_API_KEY": "sk-bench", "LLM_MODEL": "fake-model"})}
+	var toRequest, fromResponse time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res := tool.Run(b.Context(), spec)
+		if res.Failure != "" {
+			b.Fatalf("%s: %s\n%s", res.Failure, res.Detail, res.StderrTail)
+		}
+		recs := fs.Requests()
+		rec := recs[len(recs)-1]
+		toRequest += rec.ReceivedAt.Sub(start)
+		fromResponse += start.Add(res.Duration).Sub(rec.RespondedAt)
+	}
+	b.ReportMetric(float64(toRequest.Microseconds())/1000/float64(b.N), "start-to-request-ms/op")
+	b.ReportMetric(float64(fromResponse.Microseconds())/1000/float64(b.N), "response-to-output-ms/op")
 }
