@@ -146,7 +146,9 @@ func snapshot(t *testing.T, rdb *redis.Client, prefix string) map[string]string 
 	}
 	out := map[string]string{}
 	for _, k := range keys {
-		if k == prefix+"events" || k == prefix+"orchestrator:queue" || strings.HasSuffix(k, ":heartbeat") || strings.HasPrefix(k, prefix+"lease:") ||
+		// Liveness (heartbeats, replica beats), leases and streams move by
+		// themselves; the rest must not.
+		if k == prefix+"events" || k == prefix+"orchestrator:queue" || strings.HasSuffix(k, ":heartbeat") || strings.HasSuffix(k, ":replicas") || strings.HasPrefix(k, prefix+"lease:") ||
 			k == prefix+"orchestrator:leader" || strings.HasSuffix(k, ":inbox") {
 			continue
 		}

@@ -37,9 +37,12 @@ func run(in io.Reader, out io.Writer, typ string) error {
 	fmt.Fprintf(os.Stderr, "sett-writer: %s claim %s on %s %s\n", input.ClaimType, input.ClaimID,
 		input.TargetArtefact.Type, input.TargetArtefact.ID)
 	var o output
-	if input.ClaimType == tool.ClaimTypeFeedback {
+	switch input.ClaimType {
+	case tool.ClaimTypeFeedback:
 		o = revise(input)
-	} else {
+	case tool.ClaimTypeLearn:
+		o = learn(input)
+	default:
 		o = write(input, typ)
 	}
 	return json.NewEncoder(out).Encode(o)
@@ -57,8 +60,39 @@ func write(in tool.Input, typ string) output {
 	if len(in.ContextChain) > 0 {
 		fmt.Fprintf(&b, "\nContext read: %d artefact(s).\n", len(in.ContextChain))
 	}
+	if lessons := learningLines(in.Memory.Learnings); len(lessons) > 0 {
+		// A real agent would let these shape the plan; the example shows
+		// that it received them.
+		fmt.Fprintf(&b, "\nLearnings applied:\n")
+		for _, l := range lessons {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+	}
 	return output{ArtefactType: typ, ArtefactPayload: b.String(),
 		Summary: fmt.Sprintf("%s for: %s", typ, firstLine(in.Workflow.Goal))}
+}
+
+// learn answers a learn claim (a human rejected the target) with one
+// learning drawn from the human's reason.
+func learn(in tool.Input) output {
+	reason := "no reason given"
+	if len(in.Feedback) > 0 && strings.TrimSpace(in.Feedback[0].Payload) != "" {
+		reason = strings.Join(strings.Fields(in.Feedback[0].Payload), " ")
+	}
+	return output{ArtefactType: "Learning",
+		ArtefactPayload: fmt.Sprintf("When writing a %s, remember why one was rejected: %s", in.TargetArtefact.Type, reason),
+		Summary:         "learning from a rejected " + in.TargetArtefact.Type}
+}
+
+// learningLines returns the learning bullets of an Agent_Memory.md text.
+func learningLines(memory string) []string {
+	var out []string
+	for _, line := range strings.Split(memory, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "- ") {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
 }
 
 // revise produces the next version, answering each review.

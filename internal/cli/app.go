@@ -15,10 +15,11 @@ import (
 
 // Exit codes of `sett` (documented in the README).
 const (
-	ExitOK      = 0
-	ExitFailure = 1  // an error, or `forage --wait` on a failed workflow
-	ExitPending = 2  // `forage --wait`: the workflow was cancelled or the wait timed out
-	ExitUsage   = 64 // bad flags or arguments
+	ExitOK       = 0
+	ExitFailure  = 1  // an error, or `forage --wait` on a failed workflow
+	ExitPending  = 2  // `forage --wait`: the workflow was cancelled or the wait timed out
+	ExitRejected = 3  // `forage --wait`: a human rejected the workflow's work (approvals.on_reject: end)
+	ExitUsage    = 64 // bad flags or arguments
 )
 
 // ExitError carries a specific exit code with its error.

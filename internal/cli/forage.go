@@ -283,6 +283,8 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 		return nil
 	case blackboard.WorkflowFailed:
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("workflow %s failed: %s", shortID(wf), reason)}
+	case blackboard.WorkflowRejected:
+		return &ExitError{Code: ExitRejected, Err: fmt.Errorf("workflow %s was rejected: %s", shortID(wf), reason)}
 	}
 	return &ExitError{Code: ExitPending, Err: fmt.Errorf("workflow %s ended %s: %s", shortID(wf), progress.status, reason)}
 }
@@ -293,7 +295,7 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 	switch blackboard.WorkflowStatus(res.Status) {
 	case blackboard.WorkflowCompleted:
 		c = colourGreen
-	case blackboard.WorkflowFailed:
+	case blackboard.WorkflowFailed, blackboard.WorkflowRejected:
 		c = colourRed
 	}
 	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", shortID(res.WorkflowID), style.paint(c, res.Status), res.Reason, humanDuration(took))

@@ -277,7 +277,7 @@ func workflowColour(s blackboard.WorkflowStatus) colour {
 	switch s {
 	case blackboard.WorkflowCompleted:
 		return colourGreen
-	case blackboard.WorkflowFailed:
+	case blackboard.WorkflowFailed, blackboard.WorkflowRejected:
 		return colourRed
 	case blackboard.WorkflowCancelled:
 		return colourYellow

@@ -159,7 +159,7 @@ func eventColour(ev blackboard.Event) colour {
 		switch blackboard.WorkflowStatus(ev.Field("status")) {
 		case blackboard.WorkflowCompleted:
 			return colourGreen
-		case blackboard.WorkflowFailed:
+		case blackboard.WorkflowFailed, blackboard.WorkflowRejected:
 			return colourRed
 		}
 		return colourYellow

@@ -34,5 +34,7 @@ and audit every step with 'sett hoard'. Start an instance with 'sett up'.`,
 
 	addLifecycleCommands(root, app)
 	addObservabilityCommands(root, app)
+	addHumanCommands(root, app)
+	addControlCommands(root, app)
 	return root
 }

@@ -27,10 +27,26 @@ type statusReport struct {
 	Redis     redisReport    `json:"redis"`
 	Leader    *leaderReport  `json:"leader"`
 	Paused    bool           `json:"paused"`
+	Pause     *pauseReport   `json:"pause,omitempty"`
+	Queue     *queueReport   `json:"queue,omitempty"`
 	Workflows workflowReport `json:"workflows"`
 	Agents    []agentReport  `json:"agents"`
 	Claims    claimReport    `json:"claims"`
 	Warnings  []string       `json:"warnings,omitempty"`
+}
+
+// pauseReport says since when, by whom and why the instance is paused.
+type pauseReport struct {
+	SinceMs int64  `json:"since_ms"`
+	By      string `json:"by,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Source  string `json:"source"`
+}
+
+// queueReport counts what the scheduler holds.
+type queueReport struct {
+	Running int64 `json:"running"`
+	Waiting int64 `json:"waiting"`
 }
 
 type redisReport struct {
@@ -211,6 +227,20 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	}
 	r.Leader = &leaderReport{Holder: li.Holder, Epoch: li.Epoch, TTLMs: li.TTL.Milliseconds()}
 
+	ps, err := bb.GetPauseState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ps.Paused {
+		r.Paused = true
+		r.Pause = &pauseReport{SinceMs: ps.SinceMs, By: ps.By, Reason: ps.Reason, Source: ps.Source}
+	}
+	sc, err := bb.CountScheduler(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Queue = &queueReport{Running: sc.Running, Waiting: sc.Waiting}
+
 	wc, err := bb.CountWorkflows(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -346,9 +376,25 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 		kv("Leader", cell{text: fmt.Sprintf("%s (epoch %d, lease %s left)", r.Leader.Holder, r.Leader.Epoch, humanDuration(time.Duration(r.Leader.TTLMs)*time.Millisecond))})
 	}
 	if r.Paused {
-		kv("Paused", cell{text: "PAUSED", colour: colourYellow})
+		text := "PAUSED"
+		if p := r.Pause; p != nil {
+			text += " since " + stamp(style.Now(), msTime(p.SinceMs))
+			if p.By != "" {
+				text += " by " + p.By
+			}
+			if p.Source == blackboard.ControlFromStopFile {
+				text += " (the .sett_stop file)"
+			}
+			if p.Reason != "" {
+				text += ": " + p.Reason
+			}
+		}
+		kv("Paused", cell{text: text + " — `sett resume` continues", colour: colourYellow})
 	} else {
 		kv("Paused", cell{text: "not paused"})
+	}
+	if q := r.Queue; q != nil {
+		kv("Queue", cell{text: fmt.Sprintf("%d claims hold slots, %d wait (`sett queue`)", q.Running, q.Waiting)})
 	}
 	wf := fmt.Sprintf("%d running (%d in total)", r.Workflows.Running, r.Workflows.Total)
 	if int64(r.Workflows.Examined) < r.Workflows.Total {

@@ -28,6 +28,9 @@ type Config struct {
 	// configuration. At least one agent is required.
 	Agents map[string]AgentConfig `yaml:"agents"`
 
+	// Approvals names the outputs that wait for a human decision.
+	Approvals ApprovalsConfig `yaml:"approvals"`
+
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 
@@ -79,6 +82,21 @@ type OrchestratorConfig struct {
 	// HTTPAddr is the listen address (host:port) for /healthz, /readyz and
 	// /metrics. Default ":8080" (all interfaces, port 8080).
 	HTTPAddr string `yaml:"http_addr"`
+
+	// ApprovalTimeout is the same setting as approvals.timeout, accepted
+	// here as SPEC §11 lists it. Default 0: approvals.timeout decides.
+	ApprovalTimeout Duration `yaml:"approval_timeout"`
+
+	// MaxConcurrentClaims caps how many claims hold grants at once across
+	// the instance; further grants wait and are released highest priority
+	// first, oldest workflow first. Default 0: no limit.
+	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
+
+	// Learner names the agent whose tool turns each human rejection into
+	// one learning (claim type "learn", SPEC §9). Empty: the human's
+	// reason is the learning. A dedicated learner usually has
+	// bidding_strategy ignore, so it only ever gets learn claims.
+	Learner string `yaml:"learner"`
 }
 
 // ReviewIterationLimit returns MaxReviewIterations as a plain int: the
@@ -140,6 +158,11 @@ type AgentConfig struct {
 
 	// Timeout bounds one run of the tool. Default 10m; must be > 0.
 	Timeout Duration `yaml:"timeout"`
+
+	// StopGrace is how long a tool that is stopped (its timeout passed,
+	// its workflow was cancelled, its lease was lost) gets between SIGTERM
+	// and SIGKILL of its process group. Default 10s; 0 kills at once.
+	StopGrace Duration `yaml:"stop_grace"`
 
 	// MaxConcurrent is how many claims the agent works on at once.
 	// Default 1; must be at least 1.

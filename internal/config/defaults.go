@@ -22,6 +22,7 @@ const (
 	DefaultBidScriptTimeout = Duration(5 * time.Second)
 	DefaultWorkspaceMode    = WorkspaceReadOnly
 	DefaultAgentTimeout     = Duration(10 * time.Minute)
+	DefaultStopGrace        = Duration(10 * time.Second)
 	DefaultMaxConcurrent    = 1
 	DefaultMaxOutputBytes   = 4 * MiB
 
@@ -79,10 +80,13 @@ func (c *Config) ApplyDefaults() {
 		}
 		setDefault(c, &a.BidScriptTimeout, DefaultBidScriptTimeout, p+".bid_script_timeout")
 		setDefault(c, &a.Timeout, DefaultAgentTimeout, p+".timeout")
+		setDefault(c, &a.StopGrace, DefaultStopGrace, p+".stop_grace")
 		setDefault(c, &a.MaxConcurrent, DefaultMaxConcurrent, p+".max_concurrent")
 		setDefault(c, &a.MaxOutputBytes, DefaultMaxOutputBytes, p+".max_output_bytes")
 		c.Agents[name] = a
 	}
+
+	c.Approvals.applyDefaults(c)
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage

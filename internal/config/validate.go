@@ -86,6 +86,7 @@ func (c *Config) Validate() error {
 		a.validate(v, p)
 	}
 
+	c.Approvals.validate(v, c)
 	c.Services.Redis.validate(v, "services.redis")
 
 	if len(v.errs) == 0 {
@@ -108,6 +109,9 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 		v.addf(p+".max_payload_bytes", "%s is out of range (must be between %s and %s)", o.MaxPayloadBytes, MinMaxPayloadBytes, MaxMaxPayloadBytes)
 	}
 	minDuration(v, p+".agent_heartbeat_ttl", o.AgentHeartbeatTTL, MinAgentHeartbeatTTL)
+	if o.MaxConcurrentClaims < 0 {
+		v.addf(p+".max_concurrent_claims", "%d is not valid (use a positive number, or 0 for no limit)", o.MaxConcurrentClaims)
+	}
 	if msg := checkListenAddr(o.HTTPAddr); msg != "" {
 		v.addf(p+".http_addr", "%s", msg)
 	}
@@ -152,6 +156,9 @@ func (a *AgentConfig) validate(v *validator, p string) {
 		}
 	}
 	positiveDuration(v, p+".timeout", a.Timeout)
+	if a.StopGrace < 0 {
+		v.addf(p+".stop_grace", "%s is not valid (use a duration like 10s, or 0 to kill at once)", a.StopGrace)
+	}
 	atLeastOne(v, p+".max_concurrent", a.MaxConcurrent)
 	if a.MaxOutputBytes < MinMaxOutputBytes {
 		v.addf(p+".max_output_bytes", "%s is too small (must be at least %s)", a.MaxOutputBytes, MinMaxOutputBytes)

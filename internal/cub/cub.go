@@ -2,6 +2,7 @@ package cub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,9 +89,53 @@ func (c *Cub) Run(ctx context.Context) error {
 	c.log.Info().Str("role", c.set.Role).Str("consumer", c.set.Consumer).Strs("command", c.set.Command).Msg("cub registered")
 
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); _ = c.keeper.Run(ctx) }()
+	go func() { defer wg.Done(); c.watchWithdrawals(ctx) }()
 	err := c.inbox.Run(ctx)
 	wg.Wait()
 	return err
+}
+
+// watchWithdrawals listens on the agent's channel for grants withdrawn
+// while held (the orchestrator deletes their leases when their claims
+// end, e.g. on `sett cancel`) and makes the lease keeper look at once.
+// Pub/sub is only a doorbell: without it the next beat finds the lease
+// gone all the same, a beat period later.
+func (c *Cub) watchWithdrawals(ctx context.Context) {
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		sub, err := c.bb.Subscribe(ctx, c.bb.Keys().AgentEvents(c.set.Agent))
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff(attempt)):
+			}
+			continue
+		}
+		attempt = 0
+		c.serveWithdrawals(ctx, sub)
+		_ = sub.Close()
+	}
+}
+
+func (c *Cub) serveWithdrawals(ctx context.Context, sub *blackboard.Subscription) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			var msg struct {
+				Kind    string `json:"kind"`
+				ClaimID string `json:"claim_id"`
+			}
+			if json.Unmarshal([]byte(n.Payload), &msg) == nil && msg.Kind == "withdrawn" && c.keeper.Holding(msg.ClaimID) {
+				c.log.Info().Str("claim_id", msg.ClaimID).Msg("grant withdrawn; checking the lease now")
+				c.keeper.Poke()
+			}
+		}
+	}
 }

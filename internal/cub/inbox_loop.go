@@ -174,9 +174,18 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	view, err := l.bb.TakeGrant(ctx, g.InboxMessage, l.set.LeaseTTL)
 	switch {
 	case err == nil:
-	case errors.Is(err, blackboard.ErrStaleGrant), errors.Is(err, blackboard.ErrExists),
-		errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):
+	case errors.Is(err, blackboard.ErrStaleGrant):
+		// A newer grant of this claim to this agent exists: it keeps the
+		// agent's slot.
+		log.Info().Err(err).Msg("grant re-issued; dropping this copy")
+		return Dropped
+	case errors.Is(err, blackboard.ErrExists), errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):
+		// The claim no longer needs this agent: free the slot the grant
+		// took so that the agent's next waiting grant can run.
 		log.Info().Err(err).Msg("grant no longer current; dropping it")
+		if rerr := l.bb.ReleaseGrant(context.WithoutCancel(ctx), l.set.Agent, g.ClaimID); rerr != nil {
+			log.Warn().Err(rerr).Msg("releasing the agent slot of a dropped grant failed")
+		}
 		return Dropped
 	default:
 		if ctx.Err() == nil {

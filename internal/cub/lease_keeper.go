@@ -25,6 +25,7 @@ type LeaseKeeper struct {
 	mu     sync.Mutex
 	held   map[string]heldLease // claim id → lease
 	beatOK time.Time
+	poke   chan struct{}
 }
 
 type heldLease struct {
@@ -34,7 +35,7 @@ type heldLease struct {
 
 // NewLeaseKeeper returns a keeper for the agent in set.
 func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) *LeaseKeeper {
-	return &LeaseKeeper{bb: bb, set: set, m: m, held: map[string]heldLease{},
+	return &LeaseKeeper{bb: bb, set: set, m: m, held: map[string]heldLease{}, poke: make(chan struct{}, 1),
 		log: log.With().Str("component", "lease_keeper").Logger()}
 }
 
@@ -104,7 +105,18 @@ func (k *LeaseKeeper) Run(ctx context.Context) error {
 			_ = k.bb.Deregister(context.WithoutCancel(ctx), k.set.Agent)
 			return nil
 		case <-t.C:
+		case <-k.poke:
 		}
+	}
+}
+
+// Poke asks for a beat now: a grant this cub holds was withdrawn (its
+// workflow was cancelled), and the beat finds the lease gone and stops
+// the tool without waiting for the next period.
+func (k *LeaseKeeper) Poke() {
+	select {
+	case k.poke <- struct{}{}:
+	default:
 	}
 }
 

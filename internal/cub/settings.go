@@ -21,8 +21,11 @@ type Settings struct {
 	// Environment is passed to the tool on top of the scrubbed base.
 	Environment map[string]string
 	// Workspace is the tool's working directory.
-	Workspace     string
-	ToolTimeout   time.Duration
+	Workspace   string
+	ToolTimeout time.Duration
+	// StopGrace is the time between SIGTERM and SIGKILL when a tool is
+	// stopped; zero kills at once.
+	StopGrace     time.Duration
 	MaxConcurrent int
 	MaxOutput     int
 	MaxPayload    int
@@ -54,6 +57,7 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		Environment:      a.Environment,
 		Workspace:        workspace,
 		ToolTimeout:      a.Timeout.Std(),
+		StopGrace:        a.StopGrace.Std(),
 		MaxConcurrent:    a.MaxConcurrent,
 		MaxOutput:        int(a.MaxOutputBytes.Int64()),
 		MaxPayload:       int(c.Orchestrator.MaxPayloadBytes.Int64()),

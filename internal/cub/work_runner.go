@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,6 +21,9 @@ import (
 // FailureToolExecution is the type of the Failure artefact written when a
 // tool fails or answers something unusable.
 const FailureToolExecution = "ToolExecutionFailure"
+
+// LearningType is the type of a learner's answer when its tool names none.
+const LearningType = "Learning"
 
 // WorkRunner runs one leased grant: it reads the claim, target and
 // workflow, builds the context chain, runs the tool with the JSON contract
@@ -37,6 +41,9 @@ type WorkRunner struct {
 	RunFunc func(context.Context, tool.Spec) tool.Result
 	// BaseEnv is the environment tools inherit from after scrubbing.
 	BaseEnv []string
+
+	memMu sync.Mutex
+	mem   blackboard.ToolMemory // the last tool memory read, by rev
 }
 
 // NewWorkRunner returns a runner for the agent in set.
@@ -97,12 +104,17 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		Instance: w.bb.Instance(),
 		Agent:    w.set.Agent,
 	}
+	mem, err := w.toolMemory(ctx, view.ToolMemoryRev)
+	if err != nil {
+		return Retry, err
+	}
+	input.Memory.Learnings, input.Memory.Handbook = mem.Learnings, mem.Handbook
 	byID := make(map[string]*blackboard.Artefact, len(chain.Artefacts))
 	for _, a := range chain.Artefacts {
 		input.ContextChain = append(input.ContextChain, toToolArtefact(a))
 		byID[a.ID] = a
 	}
-	if g.Grant == blackboard.GrantFeedback {
+	if g.Grant == blackboard.GrantFeedback || g.Grant == blackboard.GrantLearn {
 		if input.Feedback, err = w.feedback(ctx, view.Claim, byID); err != nil {
 			return Retry, err
 		}
@@ -112,7 +124,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput}
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")
@@ -135,6 +147,28 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	failpoint.Hit("cub-tool-finished")
 	art := w.result(ctx, view, g.InboxMessage, res)
 	return w.write(ctx, log, view, g, art, res)
+}
+
+// toolMemory returns the learnings and handbook at revision rev, reading
+// them only when rev differs from the cached copy (they change rarely;
+// every grant already carries the revision).
+func (w *WorkRunner) toolMemory(ctx context.Context, rev int64) (blackboard.ToolMemory, error) {
+	w.memMu.Lock()
+	cached := w.mem
+	w.memMu.Unlock()
+	if rev == cached.Rev {
+		return cached, nil
+	}
+	m, err := w.bb.GetToolMemory(ctx)
+	if err != nil {
+		return blackboard.ToolMemory{}, err
+	}
+	w.memMu.Lock()
+	if m.Rev > w.mem.Rev || m.Rev == 0 {
+		w.mem = m
+	}
+	w.memMu.Unlock()
+	return m, nil
 }
 
 // feedback returns the reviews a feedback claim carries, from the chain
@@ -214,6 +248,13 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	switch g.Grant {
 	case blackboard.GrantReview:
 		a.StructuralType = blackboard.StructuralReview
+	case blackboard.GrantLearn:
+		// A learning ends its chain: nobody bids on it.
+		a.StructuralType = blackboard.StructuralTerminal
+		if a.Type == "" {
+			a.Type = LearningType
+		}
+		a.SourceArtefacts = append([]string{target.ID}, view.Claim.AdditionalContextIDs...)
 	case blackboard.GrantFeedback:
 		// The rework is the next version of the target's thread: same
 		// logical id and type, sources = the target plus the reviews. The

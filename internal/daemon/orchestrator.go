@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
 	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "name of this orchestrator for the leader lease (default: host-pid-random)")
 	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
+	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
 	}
@@ -50,6 +52,9 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 
 	set := orchestrator.SettingsFrom(cfg)
 	set.LeaderTTL = *leaderTTL
+	if ws, err := filepath.Abs(*workspace); err == nil {
+		set.StopDirs = append(set.StopDirs, ws)
+	}
 	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, *id)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {

@@ -89,6 +89,9 @@ func (d *AgentDirectory) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// Names returns the sorted names of the configured agents.
+func (d *AgentDirectory) Names() []string { return append([]string(nil), d.names...) }
+
 // Live returns the sorted names of configured agents that are alive.
 func (d *AgentDirectory) Live() []string {
 	d.mu.RLock()

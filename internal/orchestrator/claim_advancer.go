@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -69,24 +70,36 @@ type ClaimAdvancer struct {
 	log   zerolog.Logger
 	// TimerArmedFunc tells the timer loop that a timer now fires in d.
 	TimerArmedFunc func(d time.Duration)
+	// LearningsChangedFunc runs after a new learning is recorded (it
+	// publishes the learnings tools receive when no vault does); an error
+	// makes the step run again, which records nothing twice.
+	LearningsChangedFunc func(ctx context.Context) error
 }
 
 // NewClaimAdvancer returns an advancer writing under the epoch reported by
 // epoch.
 func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
 	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}}
+		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {},
+		LearningsChangedFunc: func(context.Context) error { return nil }}
 }
 
 // errMovedOn reports that a compare-and-set found the claim already moved
 // on: another handler took the step. The public methods turn it into nil.
 var errMovedOn = errors.New("orchestrator: claim already moved on")
 
+// settled reports whether err means the step needs no retry: it was taken
+// by someone else, or the claim now waits in the scheduler (a freed slot
+// or a resume wakes it).
+func settled(err error) bool {
+	return err == nil || errors.Is(err, errMovedOn) || errors.Is(err, blackboard.ErrWaiting)
+}
+
 // Advance applies the next step the claim's state calls for. checkLeases
 // also looks for granted agents whose work lease expired (timers and the
 // reconciler set it; events do not, to keep the hot path short).
 func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
-	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !errors.Is(err, errMovedOn) {
+	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !settled(err) {
 		return err
 	}
 	return nil
@@ -102,6 +115,9 @@ func (a *ClaimAdvancer) AdvanceConsensus(ctx context.Context, ev blackboard.Even
 	if ok && st.Claim.ID == ev.ClaimID && st.Claim.Status == blackboard.ClaimPendingConsensus &&
 		st.Workflow.Status == blackboard.WorkflowRunning {
 		err := a.consensus(ctx, st)
+		if errors.Is(err, blackboard.ErrWaiting) {
+			return nil
+		}
 		if !errors.Is(err, errMovedOn) {
 			return err
 		}
@@ -121,7 +137,7 @@ func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint strin
 	if cl.Status.Final() {
 		return nil
 	}
-	if st.Workflow.Status != blackboard.WorkflowRunning {
+	if st.Workflow.Status != blackboard.WorkflowRunning && !cl.IsLearn() {
 		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", short(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
 		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, false, "",
 			a.event(blackboard.EventClaimTerminatedWorkflowEnded, cl, "", map[string]string{"reason": reason}))
@@ -129,6 +145,8 @@ func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint strin
 	switch cl.Status {
 	case blackboard.ClaimPendingConsensus:
 		return a.consensus(ctx, st)
+	case blackboard.ClaimPendingApproval:
+		return a.approval(ctx, st)
 	case blackboard.ClaimPendingReview, blackboard.ClaimPendingParallel,
 		blackboard.ClaimPendingExclusive, blackboard.ClaimPendingAssignment:
 		return a.phase(ctx, st, checkLeases)
@@ -186,11 +204,14 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		if p == phaseExclusive {
 			agents = agents[:1] // deterministic winner: the lowest agent name
 		}
+		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
 			Set:        blackboard.ClaimPatch{Attempts: 1},
 			IgnoreBids: silent, Grants: map[string]string{},
 			ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+			Gate:   a.gate(),
+			Waited: &waited,
 			Events: append(events, a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
 				"phase": info.name, "agents": strings.Join(agents, ","),
 			})),
@@ -209,6 +230,9 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		}
 		if err := a.transition(ctx, t); err != nil {
 			return err
+		}
+		if waited > 0 {
+			a.m.QueueWait.Observe(waited.Seconds())
 		}
 		failpoint.Hit("granted-" + info.name)
 		if cl.Status == blackboard.ClaimPendingConsensus {
@@ -239,7 +263,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 	granted := cl.GrantedAgents()
 	var missing []string
 	for _, agent := range granted {
-		if st.Failed[agent] {
+		if st.Failed[agent] && !cl.IsLearn() {
 			return a.agentFailed(ctx, st, agent)
 		}
 		if _, ok := st.Outputs[agent]; !ok {
@@ -251,6 +275,9 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 			return a.checkLeases(ctx, st, missing)
 		}
 		return nil
+	}
+	if cl.IsLearn() {
+		return a.learnPhase(ctx, st)
 	}
 	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
 	switch cl.Status {
@@ -346,7 +373,9 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, st *blackboard.ClaimS
 }
 
 // checkLeases re-grants (or gives up on) granted agents whose work lease
-// is gone, and re-arms the claim's timer otherwise.
+// is gone, and re-arms the claim's timer otherwise. A grant counts from
+// its delivery to the agent's inbox: one still waiting for an agent slot
+// is not lost, and its delivery re-arms the timer.
 func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string) error {
 	cl := st.Claim
 	grantAge := time.Duration(st.NowMs-cl.UpdatedAtMs) * time.Millisecond
@@ -361,15 +390,32 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		return nil // moved on meanwhile; its own event handles it
 	}
 	var lost []string
+	next := time.Duration(-1)
 	for _, agent := range missing {
-		if !live.LiveLeases[agent] {
+		delivered, ok := live.DeliveredAtMs[agent]
+		if !ok {
+			continue // queued behind the agent's capacity
+		}
+		age := time.Duration(live.NowMs-delivered) * time.Millisecond
+		switch {
+		case live.LiveLeases[agent]:
+			next = minPositive(next, a.set.LeaseTTL+leaseMargin)
+		case age < a.set.LeaseTTL:
+			next = minPositive(next, a.set.LeaseTTL-age+leaseMargin)
+		default:
 			lost = append(lost, agent)
 		}
 	}
 	if len(lost) == 0 {
-		return a.rearm(ctx, cl, a.set.LeaseTTL+leaseMargin)
+		if next < 0 {
+			return nil // every missing grant is queued; its delivery arms the timer
+		}
+		return a.rearm(ctx, cl, next)
 	}
 	a.m.LeasesLost.Add(float64(len(lost)))
+	if cl.Attempts >= a.set.MaxGrantAttempts && cl.IsLearn() {
+		return a.learnFallback(ctx, st, fmt.Sprintf("the learner %s delivered nothing after %d grant attempts", strings.Join(lost, ", "), cl.Attempts))
+	}
 	if cl.Attempts >= a.set.MaxGrantAttempts {
 		reason := fmt.Sprintf("Terminated: no result from %s after %d grant attempts (work lease lost each time).",
 			strings.Join(lost, ", "), cl.Attempts)
@@ -384,8 +430,9 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Set: blackboard.ClaimPatch{Attempts: attempt}, Grants: map[string]string{},
 		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		Gate: a.gate(),
 	}
-	kind := cl.Status.GrantKind()
+	kind := cl.GrantKind()
 	for _, agent := range lost {
 		t.Grants[agent] = token
 		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
@@ -395,6 +442,20 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
 	return a.transition(ctx, t)
+}
+
+// gate is the scheduler gate of a granting step of a regular claim.
+func (a *ClaimAdvancer) gate() *blackboard.GlobalGate {
+	return &blackboard.GlobalGate{Limit: a.set.MaxConcurrentClaims, Check: true, Counts: true}
+}
+
+// minPositive returns the smaller of a and b, where a negative a means
+// "none yet".
+func minPositive(a, b time.Duration) time.Duration {
+	if a < 0 || b < a {
+		return b
+	}
+	return a
 }
 
 func (a *ClaimAdvancer) rearm(ctx context.Context, cl *blackboard.Claim, in time.Duration) error {
@@ -422,7 +483,12 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	} else {
 		t.Set.CompletionReason = reason
 	}
-	t.CloseItem = true
+	// A learn claim holds no item of its workflow (see learn_loop.go).
+	t.CloseItem = !cl.IsLearn()
+	// The grants of the current phase end with the claim: their slots go
+	// to waiting grants and their leases are deleted, so a tool still
+	// running (a cancelled workflow) is stopped by its cub.
+	t.Release = cl.GrantedAgents()
 	t.FailWorkflow, t.FailReason = failWorkflow, failReason
 	t.Events = append(t.Events, events...)
 	if err := a.transition(ctx, t); err != nil {
@@ -454,6 +520,10 @@ func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition)
 	if errors.Is(err, blackboard.ErrStaleStatus) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
 		return errMovedOn
+	}
+	if errors.Is(err, blackboard.ErrWaiting) {
+		a.log.Debug().Str("claim_id", t.ClaimID).Err(err).Msg("grant waits for the scheduler")
+		return err
 	}
 	if err == nil && t.ArmTimer {
 		a.TimerArmedFunc(t.TimerIn)
@@ -498,3 +568,23 @@ func short(id string) string {
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// oneLine joins the lines of s with single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// msDuration renders a span of milliseconds for people.
+func msDuration(ms int64) time.Duration {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second)
+}

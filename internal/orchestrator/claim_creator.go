@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -44,55 +44,47 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 	version, _ := strconv.Atoi(ev.Field("version"))
 	depth, _ := strconv.Atoi(ev.Field("depth"))
 	claimID := blackboard.DeriveID("claim", ev.ArtefactID)
-	// Live agents whose rules already say ignore are not asked: their
-	// bid is recorded at once. The others are asked through their inbox.
-	var bidders, ignoring []string
-	decided := map[string]blackboard.Bid{}
-	for _, agent := range c.dir.Live() {
-		rules, ok := c.set.Rules[agent]
-		if ok {
-			if bid, _, sure := rules.Static(ev.Field("type"), ev.Field("produced_by_role")); sure && bid == blackboard.BidIgnore {
-				decided[agent] = blackboard.BidIgnore
-				ignoring = append(ignoring, agent)
-				continue
-			}
-		}
-		bidders = append(bidders, agent)
-	}
-	inbox := make([]blackboard.InboxMessage, len(bidders))
-	for i, agent := range bidders {
-		inbox[i] = blackboard.InboxMessage{
-			Agent: agent, Kind: blackboard.MessageBidRequest, ClaimID: claimID,
-			ArtefactID: ev.ArtefactID, WorkflowID: ev.WorkflowID,
-			ArtefactType: ev.Field("type"), StructuralType: blackboard.StructuralType(ev.Field("structural_type")),
-			ProducedByRole: ev.Field("produced_by_role"),
-		}
-	}
-	var events []blackboard.Event
-	if len(ignoring) > 0 {
-		events = append(events, blackboard.Event{Type: blackboard.EventBidsDecided, WorkflowID: ev.WorkflowID,
-			ClaimID: claimID, ArtefactID: ev.ArtefactID,
-			Fields: map[string]string{"ignore": strings.Join(ignoring, ","), "reason": "the agents' rules exclude this artefact"}})
-	}
 	iteration := 0
 	if version > 1 {
 		iteration = version - 1
 	}
-	id, created, err := c.bb.CreateClaim(ctx, blackboard.NewClaim{
+	nc := blackboard.NewClaim{
 		Claim: &blackboard.Claim{
 			ID: claimID, ArtefactID: ev.ArtefactID, WorkflowID: ev.WorkflowID,
-			Status:          blackboard.ClaimPendingConsensus,
-			ExpectedBidders: bidders,
-			Iteration:       iteration,
+			Status:    blackboard.ClaimPendingConsensus,
+			Iteration: iteration,
 		},
 		ByArtefact: true,
-		Bids:       decided,
-		Events:     events,
-		BidTimeout: c.set.BidTimeout,
 		Budget:     blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth},
-		Inbox:      inbox,
 		Epoch:      c.epoch(),
-	})
+	}
+	var bidders []string
+	if c.set.Approvals.Gates(ev.Field("type"), ev.Agent) {
+		// A gated artefact waits for a human before anyone is asked to
+		// bid: no agent spends work on something a person may reject, and
+		// liveness is read when the work can actually start.
+		timeout, err := c.approvalTimeout(ctx, ev.WorkflowID)
+		if err != nil {
+			return err
+		}
+		nc.Claim.Status = blackboard.ClaimPendingApproval
+		nc.ApprovalTimeout = timeout
+		nc.Events = []blackboard.Event{{Type: blackboard.EventApprovalRequested, WorkflowID: ev.WorkflowID,
+			ClaimID: claimID, ArtefactID: ev.ArtefactID, Agent: ev.Agent, Fields: map[string]string{
+				"type": ev.Field("type"), "version": ev.Field("version"),
+				"approval_timeout_ms": strconv.FormatInt(timeout.Milliseconds(), 10),
+			}}}
+	} else {
+		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
+		bidders = plan.Bidders
+		nc.Claim.ExpectedBidders = plan.Bidders
+		nc.Bids = plan.decided()
+		nc.Events = plan.event(claimID, ev.ArtefactID, ev.WorkflowID)
+		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
+			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
+		nc.BidTimeout = c.set.BidTimeout
+	}
+	id, created, err := c.bb.CreateClaim(ctx, nc)
 	var budget *blackboard.BudgetError
 	switch {
 	case errors.As(err, &budget):
@@ -106,15 +98,49 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 	failpoint.Hit("claim-created")
 	if created {
 		c.m.ClaimsCreated.Inc()
+		if nc.Claim.Status == blackboard.ClaimPendingApproval {
+			c.m.ApprovalsRequested.Inc()
+			if nc.ApprovalTimeout > 0 {
+				c.advancer.TimerArmedFunc(nc.ApprovalTimeout)
+			}
+			c.log.Info().Str("claim_id", id).Str("artefact_id", ev.ArtefactID).Str("workflow_id", ev.WorkflowID).
+				Str("type", ev.Field("type")).Str("event", string(blackboard.EventApprovalRequested)).Msg("waiting for approval")
+			return nil
+		}
 		c.advancer.TimerArmedFunc(c.set.BidTimeout)
 		c.log.Debug().Str("claim_id", id).Str("artefact_id", ev.ArtefactID).Str("workflow_id", ev.WorkflowID).
 			Strs("bidders", bidders).Msg("claim created")
+	}
+	if nc.Claim.Status == blackboard.ClaimPendingApproval {
+		return nil
 	}
 	if len(bidders) == 0 {
 		// Nobody was asked, so no bid event will ever name this claim.
 		return c.advancer.Advance(ctx, id, ev.WorkflowID, false)
 	}
 	return nil
+}
+
+// approvalTimeout is how long an approval in this workflow waits: the
+// goal's `approval_timeout` metadata (vault frontmatter, forage flag) when
+// it has a valid one, else approvals.timeout.
+func (c *ClaimCreator) approvalTimeout(ctx context.Context, workflowID string) (time.Duration, error) {
+	goal, err := c.bb.GetArtefact(ctx, workflowID)
+	if err != nil {
+		if errors.Is(err, blackboard.ErrNotFound) {
+			return c.set.Approvals.Timeout.Std(), nil
+		}
+		return 0, err
+	}
+	if raw := goal.Metadata["approval_timeout"]; raw != "" {
+		d, perr := time.ParseDuration(raw)
+		if perr == nil && d >= 0 {
+			return d, nil
+		}
+		c.log.Warn().Str("workflow_id", workflowID).Str("approval_timeout", raw).
+			Msg("the goal's approval_timeout is not a duration; using approvals.timeout")
+	}
+	return c.set.Approvals.Timeout.Std(), nil
 }
 
 // budgetExceeded records why the chain stops and fails the workflow. Both

@@ -152,6 +152,8 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
 			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })
 		}
+	case blackboard.EventApprovalDecided:
+		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventBidsComplete:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })
 	case blackboard.EventBidSubmitted:
@@ -167,6 +169,14 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		}
 	case blackboard.EventAgentRegistered:
 		l.dir.Poke()
+		// A new replica adds capacity: hand it the agent's waiting grants.
+		if ev.Agent != "" {
+			add("agent:"+ev.Agent, func(ctx context.Context) error { return l.bb.RefillAgent(ctx, ev.Agent) })
+		}
+	case blackboard.EventCapacityFreed:
+		add("scheduler", l.releaseWaiting)
+	case blackboard.EventResumed:
+		add("scheduler", l.resume)
 	}
 	if len(tasks) == 0 {
 		l.mu.Lock()
@@ -193,6 +203,52 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 			return
 		}
 	}
+}
+
+// releaseWaiting advances the best-ranked waiting claims when slots have
+// freed: as many as there are free slots (the grant script itself keeps
+// the strict order, so advancing one too many only re-queues it).
+func (l *EventLoop) releaseWaiting(ctx context.Context) error {
+	counts, err := l.bb.CountScheduler(ctx)
+	if err != nil {
+		return err
+	}
+	free := counts.Waiting
+	if limit := int64(l.advancer.set.MaxConcurrentClaims); limit > 0 {
+		free = min(free, limit-counts.Running)
+	}
+	if free <= 0 {
+		return nil
+	}
+	return l.advanceWaiting(ctx, min(free, 512))
+}
+
+// resume releases what waited while the instance was paused: the waiting
+// claims in release order and every agent's waiting grants.
+func (l *EventLoop) resume(ctx context.Context) error {
+	for _, agent := range l.dir.Names() {
+		if err := l.bb.RefillAgent(ctx, agent); err != nil {
+			return err
+		}
+	}
+	return l.advanceWaiting(ctx, 0)
+}
+
+// advanceWaiting advances up to n waiting claims (all when n <= 0) in
+// release order, inline: the scheduler's task runs on one worker, and
+// submitting to others from a worker could deadlock on a full queue.
+func (l *EventLoop) advanceWaiting(ctx context.Context, n int64) error {
+	waiting, err := l.bb.WaitingClaims(ctx, n)
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	for _, w := range waiting {
+		if err := l.advancer.Advance(ctx, w.ClaimID, "", false); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
 }
 
 // endClaimsOf advances every claim of a workflow that failed or was

@@ -91,6 +91,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			Attempts:              1,
 		},
 		AddsItem: true,
+		Counts:   true,
 		TimerIn:  a.set.LeaseTTL + leaseMargin,
 		Grants:   map[string]string{producer: "1"},
 		Inbox:    []blackboard.InboxMessage{a.grantMessage(&blackboard.Claim{ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID}, producer, blackboard.GrantFeedback, "1")},

@@ -19,6 +19,14 @@ type Metrics struct {
 	Events             *prometheus.CounterVec // type
 	EventLag           prometheus.Histogram   // event appended → handled
 	Leading            prometheus.Gauge
+	ApprovalsRequested prometheus.Counter
+	ApprovalsDecided   *prometheus.CounterVec // decision: approved|rejected|expired
+	ApprovalsPending   prometheus.Gauge
+	Learnings          *prometheus.CounterVec // source: learner|reason
+	QueueWait          prometheus.Histogram   // claim waiting for a slot or a resume → granted
+	QueueDepth         prometheus.Gauge
+	Paused             prometheus.Gauge
+	Retries            *prometheus.CounterVec // outcome: scheduled|granted|exhausted|permanent
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered,
@@ -52,10 +60,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "event_lag_seconds", Help: "Time from an event's append to its handling.", Buckets: lat}),
 		Leading: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "leading", Help: "1 while this orchestrator holds the leader lease."}),
+		ApprovalsRequested: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "approvals_requested_total", Help: "Claims that started waiting for a human decision."}),
+		ApprovalsDecided: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "approvals_decided_total", Help: "Approvals applied, by decision (approved, rejected, expired)."}, []string{"decision"}),
+		ApprovalsPending: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "approvals_pending", Help: "Claims waiting for a human decision (as of the last reconcile)."}),
+		Learnings: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "learnings_recorded_total", Help: "Learnings recorded from rejections, by source (learner, reason)."}, []string{"source"}),
+		QueueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "queue_wait_seconds", Help: "Time a claim waited for a scheduler slot or a resume before its grant.", Buckets: lat}),
+		QueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "queue_depth", Help: "Claims and agent grants waiting in the scheduler (as of the last reconcile)."}),
+		Paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "paused", Help: "1 while the instance is paused (sett pause or .sett_stop)."}),
+		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "retries_total", Help: "Tool failures handled by the retry policy, by outcome (scheduled, granted, exhausted, permanent)."}, []string{"outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.ClaimsCreated, m.ClaimsFinished, m.Bids, m.BidTimeouts, m.Grants, m.ConsensusLatency,
-			m.PhaseLatency, m.FeedbackIterations, m.LeasesLost, m.WorkflowsEnded, m.Events, m.EventLag, m.Leading)
+			m.PhaseLatency, m.FeedbackIterations, m.LeasesLost, m.WorkflowsEnded, m.Events, m.EventLag, m.Leading,
+			m.ApprovalsRequested, m.ApprovalsDecided, m.ApprovalsPending, m.Learnings,
+			m.QueueWait, m.QueueDepth, m.Paused, m.Retries)
 	}
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -69,11 +70,14 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	epochFn := func() int64 { return epoch }
 	disp := NewDispatcher(o.set.Workers, 256)
 	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.log)
+	learnings := NewLearningsPublisher(o.bb, o.set.VaultManagesToolMemory, o.log)
+	advancer.LearningsChangedFunc = learnings.Publish
 	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.log)
 	advancer.TimerArmedFunc = timers.Armed
 	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
 	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
-	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.log)
+	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.log)
+	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,9 +92,27 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 			}
 		}()
 	}
+	// The scheduler's per-agent gates read the limits from Redis; the
+	// leader states them from sett.yml before granting anything.
+	for {
+		err := o.bb.SetCapacity(ctx, o.set.AgentLimits, o.set.HeartbeatTTL, o.set.LeaseTTL+leaseMargin)
+		if err == nil {
+			break
+		}
+		o.log.Warn().Err(err).Msg("storing the agents' capacity failed; retrying")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	if err := learnings.Publish(ctx); err != nil && ctx.Err() == nil {
+		o.log.Warn().Err(err).Msg("publishing the learnings failed; the next learning publishes them again")
+	}
 	run("dispatcher", disp.Run)
 	run("event_loop", events.Run)
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
+	run("stop_file_watcher", stopFile.Run)
 	wg.Wait()
 }

@@ -19,12 +19,13 @@ type Reconciler struct {
 	disp     *Dispatcher
 	advancer *ClaimAdvancer
 	every    time.Duration
+	m        *Metrics
 	log      zerolog.Logger
 }
 
 // NewReconciler wires the reconciler.
-func NewReconciler(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, every time.Duration, log zerolog.Logger) *Reconciler {
-	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every,
+func NewReconciler(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, every time.Duration, m *Metrics, log zerolog.Logger) *Reconciler {
+	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every, m: m,
 		log: log.With().Str("component", "reconciler").Logger()}
 }
 
@@ -51,6 +52,15 @@ func (r *Reconciler) Once(ctx context.Context) error {
 	if len(ids) > 0 {
 		r.log.Debug().Int("claims", len(ids)).Msg("reconciling active claims")
 	}
+	if n, err := r.bb.CountApprovals(ctx); err == nil {
+		r.m.ApprovalsPending.Set(float64(n))
+	}
+	if c, err := r.bb.CountScheduler(ctx); err == nil {
+		r.m.QueueDepth.Set(float64(c.Waiting))
+	}
+	if p, err := r.bb.GetPauseState(ctx); err == nil {
+		r.m.Paused.Set(boolGauge(p.Paused))
+	}
 	for _, id := range ids {
 		claimID := id
 		r.disp.Submit(ctx, claimID, func(ctx context.Context) {
@@ -60,4 +70,11 @@ func (r *Reconciler) Once(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -30,6 +30,28 @@ type Settings struct {
 	// already say ignore for an artefact is not asked to bid on it.
 	// Agents without rules are always asked.
 	Rules map[string]bidding.Rules
+	// Approvals is the approval gate (sett.yml approvals); its zero value
+	// gates nothing.
+	Approvals config.ApprovalsConfig
+	// MaxConcurrentClaims caps the claims holding grants at once; zero
+	// means no limit.
+	MaxConcurrentClaims int
+	// AgentLimits is each agent's max_concurrent (tools per replica) for
+	// the scheduler's per-agent gates; an agent missing from it has no
+	// limit.
+	AgentLimits map[string]int
+	// HeartbeatTTL is how long an agent's replica counts as live after
+	// its beat (for the capacity of its gate); zero means 10s.
+	HeartbeatTTL time.Duration
+	// VaultManagesToolMemory is true when a vault publishes what tools
+	// receive as memory.learnings and memory.handbook (from its files).
+	VaultManagesToolMemory bool
+	// StopDirs are the directories whose .sett_stop file pauses the
+	// instance (the workspace, the vault).
+	StopDirs []string
+	// Learner names the agent granted a learn claim for every human
+	// rejection; empty: the human's reason is the learning.
+	Learner string
 	// LeaderTTL is the leader lease TTL; zero means 10s.
 	LeaderTTL time.Duration
 	// Workers is the number of concurrent claim handlers; zero means 16.
@@ -48,10 +70,12 @@ type Settings struct {
 func SettingsFrom(c *config.Config) Settings {
 	agents := make(map[string]string, len(c.Agents))
 	rules := make(map[string]bidding.Rules, len(c.Agents))
+	limits := make(map[string]int, len(c.Agents))
 	for _, name := range c.AgentNames() {
 		a, _ := c.Agent(name)
 		agents[name] = a.Role
 		rules[name] = bidding.FromConfig(a)
+		limits[name] = a.MaxConcurrent
 	}
 	o := c.Orchestrator
 	return Settings{
@@ -63,6 +87,11 @@ func SettingsFrom(c *config.Config) Settings {
 		MaxChainDepth:        o.MaxChainDepth,
 		Agents:               agents,
 		Rules:                rules,
+		Approvals:            c.Approvals,
+		Learner:              o.Learner,
+		MaxConcurrentClaims:  o.MaxConcurrentClaims,
+		AgentLimits:          limits,
+		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
 	}
 }
 
@@ -75,6 +104,9 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.MaxGrantAttempts < 1 {
 		s.MaxGrantAttempts = 2
+	}
+	if s.HeartbeatTTL <= 0 {
+		s.HeartbeatTTL = 10 * time.Second
 	}
 	if s.LeaderTTL <= 0 {
 		s.LeaderTTL = 10 * time.Second

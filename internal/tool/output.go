@@ -97,7 +97,7 @@ const MaxUsageTokens = 1 << 40
 //
 // stdout must hold exactly one JSON object, optionally surrounded by JSON
 // whitespace. Its fields are those of Output; artefact_type is required except
-// on feedback claims. Payloads larger than maxPayload bytes are refused;
+// on feedback and learn claims. Payloads larger than maxPayload bytes are refused;
 // maxPayload <= 0 disables that check (the blackboard still enforces its own
 // limit). A JSON null counts as an absent field.
 //
@@ -452,9 +452,9 @@ func (p *problems) usage(raw json.RawMessage) *Usage {
 // it or is not 1..MaxArtefactTypeLen characters of [A-Za-z0-9_.:-].
 func (p *problems) checkArtefactType(t string, claimType ClaimType) {
 	if t == "" {
-		if claimType != ClaimTypeFeedback {
+		if claimType != ClaimTypeFeedback && claimType != ClaimTypeLearn {
 			p.add(fieldArtefactType, fmt.Sprintf(
-				"artefact_type is missing; it is required when claim_type is %q (only feedback claims may leave it out)", claimType))
+				"artefact_type is missing; it is required when claim_type is %q (only feedback and learn claims may leave it out)", claimType))
 		}
 		return
 	}

@@ -177,7 +177,7 @@ func TestParseOutput(t *testing.T) {
 			stdout:    `{"artefact_payload":"x"}`,
 			claimType: ClaimTypeExclusive,
 			wantField: "artefact_type",
-			wantErr:   []string{"artefact_type is missing", `required when claim_type is "exclusive"`, "only feedback claims"},
+			wantErr:   []string{"artefact_type is missing", `required when claim_type is "exclusive"`, "only feedback and learn claims"},
 		},
 		{
 			name:      "empty artefact_type on a review",

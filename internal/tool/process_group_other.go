@@ -20,3 +20,10 @@ func killProcessGroup(p *os.Process) error {
 }
 
 func exitSignal(state *os.ProcessState) (string, bool) { return "", false }
+
+func signalProcessGroup(p *os.Process, sig os.Signal) error {
+	if err := p.Signal(sig); err != nil && err != os.ErrProcessDone {
+		return err
+	}
+	return nil
+}

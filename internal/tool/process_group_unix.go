@@ -35,6 +35,16 @@ func killProcessGroup(p *os.Process) error {
 	return nil
 }
 
+// signalProcessGroup sends sig to the whole process group led by p; a
+// group that no longer exists is not an error.
+func signalProcessGroup(p *os.Process, sig syscall.Signal) error {
+	err := syscall.Kill(-p.Pid, sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("tool: signal process group %d: %w", p.Pid, err)
+	}
+	return nil
+}
+
 // exitSignal describes the signal that terminated the process, and reports
 // false when it exited on its own.
 func exitSignal(state *os.ProcessState) (string, bool) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -53,6 +54,10 @@ type Spec struct {
 	// is counted and tailed, and is not a failure. Zero or less means
 	// DefaultMaxStderr.
 	MaxStderr int
+	// StopGrace is how long a tool stopped by a timeout or a cancellation
+	// gets between SIGTERM and SIGKILL of its group, to stop cleanly. Zero
+	// means SIGKILL at once.
+	StopGrace time.Duration
 }
 
 // FailureKind says why a run did not succeed. The empty string means it did.
@@ -233,6 +238,18 @@ func Run(ctx context.Context, s Spec) (res Result) {
 			kind = FailureTimeout
 		case <-tooLarge:
 			kind = FailureStdoutTooLarge
+		}
+		if kind != FailureStdoutTooLarge && s.StopGrace > 0 {
+			// Ask first: a tool may want to clean up (a half-written file,
+			// a child it started). The group gets SIGKILL when the grace
+			// runs out.
+			_ = signalProcessGroup(cmd.Process, syscall.SIGTERM)
+			grace := time.NewTimer(s.StopGrace)
+			select {
+			case <-exited:
+			case <-grace.C:
+			}
+			grace.Stop()
 		}
 		_ = killProcessGroup(cmd.Process) // nothing better to do if SIGKILL fails
 		killedFor <- kind

@@ -387,3 +387,53 @@ func TestRunFailureReport(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRunStopGrace cancels tools that handle SIGTERM and that ignore it:
+// the first gets the grace period to clean up, the second is killed when
+// it runs out.
+func TestRunStopGrace(t *testing.T) {
+	tests := []struct {
+		name        string
+		trap        string
+		wantCleaned bool
+	}{
+		{name: "a tool that cleans up on SIGTERM", trap: `trap 'echo cleaned > marker; exit 0' TERM`, wantCleaned: true},
+		{name: "a tool that ignores SIGTERM", trap: `trap '' TERM`, wantCleaned: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "ready")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := Spec{
+				Command:   []string{"sh", "-c", tt.trap + `; echo ready > ready; while :; do sleep 0.02; done`},
+				Dir:       dir,
+				Env:       []string{"PATH=/usr/bin:/bin"},
+				StopGrace: 300 * time.Millisecond,
+			}
+			ctx, cancel := context.WithCancelCause(t.Context())
+			defer cancel(nil)
+			done := make(chan Result, 1)
+			go func() { done <- Run(ctx, s) }()
+			if b, err := os.ReadFile(fifo); err != nil || string(b) != "ready\n" {
+				t.Fatalf("waiting for the tool: %q, %v", b, err)
+			}
+			cancel(errors.New("workflow cancelled"))
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("Run() did not return after cancellation")
+			}
+			if r.Failure != FailureCanceled {
+				t.Errorf("Run() failure = %q (%s), want %q", r.Failure, r.Detail, FailureCanceled)
+			}
+			_, err := os.Stat(filepath.Join(dir, "marker"))
+			if cleaned := err == nil; cleaned != tt.wantCleaned {
+				t.Errorf("cleaned up = %v, want %v", cleaned, tt.wantCleaned)
+			}
+		})
+	}
+}

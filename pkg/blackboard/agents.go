@@ -70,7 +70,8 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 	defer cancel()
 	run := func() ([]*redis.Cmd, error) {
 		pipe := c.rdb.Pipeline()
-		pipe.Set(ctx, c.keys.Heartbeat(agent), consumer, ttl)
+		pipe.EvalSha(ctx, c.scripts.beat.sha, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
+			consumer, ttl.Milliseconds())
 		cmds := make([]*redis.Cmd, len(leases))
 		for i, l := range leases {
 			cmds[i] = pipe.EvalSha(ctx, c.scripts.extendLease.sha, []string{c.keys.Lease(l.ClaimID, agent)},
@@ -206,6 +207,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
+	var memRev *redis.StringCmd
 	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
 		var reads [3]*redis.MapStringStringCmd
 		pipe := c.rdb.Pipeline()
@@ -215,7 +217,11 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 		reads[0] = pipe.HGetAll(ctx, c.keys.Claim(g.ClaimID))
 		reads[1] = pipe.HGetAll(ctx, c.keys.Artefact(g.ArtefactID))
 		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))
+		memRev = pipe.HGet(ctx, c.keys.ToolMemory(), "rev")
 		_, err := pipe.Exec(ctx)
+		if errors.Is(err, redis.Nil) {
+			err = nil // no tool memory published yet
+		}
 		return lease, reads, err
 	}
 	lease, reads, err := run()
@@ -244,5 +250,6 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, ttl time.Duratio
 	if v.Workflow, err = DecodeWorkflow(reads[2].Val()); err != nil {
 		return nil, fmt.Errorf("workflow %s: %w", g.WorkflowID, err)
 	}
+	v.ToolMemoryRev, _ = strconv.ParseInt(memRev.Val(), 10, 64)
 	return v, nil
 }

@@ -133,7 +133,10 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 	// Keys a write does not use get a placeholder of the same slot.
 	placeholder := c.keys.Artefact(a.ID)
 	grants, outputs, lease, inbox, failures := placeholder, placeholder, placeholder, placeholder, placeholder
+	running, waiting, replicas := placeholder, placeholder, placeholder
 	if auth.GrantToken != "" {
+		running, waiting, replicas = c.keys.AgentRunning(a.ProducedByAgent), c.keys.AgentWaiting(a.ProducedByAgent),
+			c.keys.AgentReplicas(a.ProducedByAgent)
 		req["agent"] = a.ProducedByAgent
 		req["token"] = auth.GrantToken
 		grants, outputs, failures = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID), c.keys.Failures(a.ClaimID)
@@ -154,7 +157,8 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Artefact(a.ID), c.keys.Thread(a.LogicalID), c.keys.ArtefactIndex(),
 		c.keys.WorkflowArtefactIndex(a.WorkflowID), c.keys.ArtefactIDIndex(), c.keys.Events(),
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
-		c.keys.OrchestratorQueue(), lease, inbox, failures,
+		c.keys.OrchestratorQueue(), lease, inbox, failures, running, waiting, replicas,
+		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(),
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

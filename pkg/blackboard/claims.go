@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,10 +59,18 @@ type NewClaim struct {
 	BidTimeout time.Duration
 	// TimerIn arms the claim's timer when there is no bid timeout.
 	TimerIn time.Duration
+	// ApprovalTimeout, for a claim created in pending_approval, is how
+	// long the approval waits before it expires (zero: never); the
+	// request and expiry times come from the Redis clock.
+	ApprovalTimeout time.Duration
 	// Budget is checked against the workflow before anything is written.
 	Budget Budget
 	// Grants are agent → token pairs for a claim granted at creation.
 	Grants map[string]string
+	// Counts makes the claim hold a scheduler slot from creation (a
+	// feedback claim continuing its parent's work; it is not held back by
+	// max_concurrent_claims, which its parent already held).
+	Counts bool
 	// Bids are decided at creation for agents that are not asked (their
 	// rules already say ignore); they must not be ExpectedBidders.
 	Bids map[string]Bid
@@ -103,19 +112,20 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		return "", false, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
 	}
 	req := map[string]any{
-		"id":               cl.ID,
-		"artefact_id":      cl.ArtefactID,
-		"workflow_id":      cl.WorkflowID,
-		"status":           string(cl.Status),
-		"by_artefact":      nc.ByArtefact,
-		"adds_item":        nc.AddsItem,
-		"bid_timeout_ms":   nc.BidTimeout.Milliseconds(),
-		"timer_in_ms":      nc.TimerIn.Milliseconds(),
-		"max_artefacts":    nc.Budget.MaxArtefacts,
-		"max_depth":        nc.Budget.MaxDepth,
-		"depth":            nc.Budget.Depth,
-		"claim_channel":    c.keys.ClaimEvents(),
-		"workflow_channel": c.keys.WorkflowEvents(),
+		"id":                  cl.ID,
+		"artefact_id":         cl.ArtefactID,
+		"workflow_id":         cl.WorkflowID,
+		"status":              string(cl.Status),
+		"by_artefact":         nc.ByArtefact,
+		"adds_item":           nc.AddsItem,
+		"bid_timeout_ms":      nc.BidTimeout.Milliseconds(),
+		"timer_in_ms":         nc.TimerIn.Milliseconds(),
+		"approval_timeout_ms": nc.ApprovalTimeout.Milliseconds(),
+		"max_artefacts":       nc.Budget.MaxArtefacts,
+		"max_depth":           nc.Budget.MaxDepth,
+		"depth":               nc.Budget.Depth,
+		"claim_channel":       c.keys.ClaimEvents(),
+		"workflow_channel":    c.keys.WorkflowEvents(),
 	}
 	if nc.Epoch > 0 {
 		req["epoch"] = strconv.FormatInt(nc.Epoch, 10)
@@ -143,7 +153,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	keys := []string{
 		c.keys.Claim(cl.ID), byArtefact, c.keys.ActiveClaims(), c.keys.WorkflowClaimIndex(cl.WorkflowID),
 		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
-		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID),
+		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(), c.keys.Running(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
@@ -160,7 +170,8 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	args := []any{string(body)}
 	for _, p := range fields {
 		switch p[0] {
-		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms":
+		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms",
+			"approval_requested_at_ms", "approval_expires_at_ms":
 			continue // set by the script from the server clock and the workflow
 		}
 		args = append(args, p[0], p[1])
@@ -188,6 +199,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 // ClaimPatch lists the claim fields a transition sets; zero values are left
 // unchanged (no transition ever clears a field).
 type ClaimPatch struct {
+	ExpectedBidders       []string
 	GrantedReviewAgents   []string
 	GrantedParallelAgents []string
 	GrantedExclusiveAgent string
@@ -199,6 +211,7 @@ type ClaimPatch struct {
 
 func (p ClaimPatch) fields() []string {
 	var h hashFields
+	h.list("expected_bidders", p.ExpectedBidders)
 	h.list("granted_review_agents", p.GrantedReviewAgents)
 	h.list("granted_parallel_agents", p.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)
@@ -248,18 +261,51 @@ type Transition struct {
 	// statuses always clear it.
 	ArmTimer bool
 	TimerIn  time.Duration
+	// BidTimeout, when positive, starts consensus: bid_deadline_ms is set
+	// to now+BidTimeout (Redis clock) and the claim's timer armed at it.
+	BidTimeout time.Duration
 	// CloseItem closes the claim's open item in its workflow (final
 	// statuses; a rework hands its item to the feedback claim instead).
 	CloseItem bool
-	// FailWorkflow ends the workflow as failed with FailReason.
-	FailWorkflow bool
-	FailReason   string
-	Events       []Event
-	Epoch        int64
+	// FailWorkflow ends the workflow with WorkflowStatus (default failed)
+	// and FailReason.
+	FailWorkflow   bool
+	FailReason     string
+	WorkflowStatus WorkflowStatus
+	Events         []Event
+	Epoch          int64
+	// Gate, on a step that grants work, subjects it to the scheduler: it
+	// is not applied while the instance is paused, nor (unless exempt)
+	// while max_concurrent_claims claims hold slots or better-ranked
+	// claims wait for the free ones — TransitionClaim then returns
+	// ErrWaiting and the claim waits in the scheduler's queue.
+	Gate *GlobalGate
+	// Release lists, on a final status, the agents whose grants on the
+	// claim end: their slots go to their next waiting grants and their
+	// leases are deleted (a running tool's cub sees it and stops it).
+	Release []string
+	// ClearOutputs lists agents whose output and failure mark are removed
+	// so that they deliver again (a retry after a failure).
+	ClearOutputs []string
+	// Waited, when not nil, receives how long the claim waited for a slot
+	// before this step (zero when it did not wait).
+	Waited *time.Duration
+}
+
+// GlobalGate says how a granting step meets the instance-wide limit.
+type GlobalGate struct {
+	// Limit is orchestrator.max_concurrent_claims (0: no limit).
+	Limit int
+	// Check subjects the step to Limit; false exempts it (the claim
+	// already holds a slot, or continues one).
+	Check bool
+	// Counts makes the claim hold a slot from this step until it ends.
+	Counts bool
 }
 
 // TransitionClaim applies t atomically and returns the claim's new rev.
-// Errors: ErrStaleStatus (someone else moved the claim first), ErrNotFound,
+// Errors: ErrStaleStatus (someone else moved the claim first), ErrWaiting
+// (the step waits for a slot or a resume; nothing applied), ErrNotFound,
 // ErrFenced, ErrInvalid.
 func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error) {
 	if err := ValidateID(t.ClaimID); err != nil {
@@ -277,6 +323,9 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if t.From.Final() {
 		return 0, fmt.Errorf("%w: transition %q -> %q: %s is final", ErrInvalid, t.From, t.To, t.From)
 	}
+	if t.WorkflowStatus != "" && (!t.WorkflowStatus.Valid() || !t.WorkflowStatus.Final()) {
+		return 0, fmt.Errorf("%w: transition ends workflow %s with status %q, not a final status", ErrInvalid, t.WorkflowID, t.WorkflowStatus)
+	}
 	if err := t.Set.readable(t.ClaimID, t.WorkflowID); err != nil {
 		return 0, fmt.Errorf("%w: transition of claim %s would leave it unreadable: %v", ErrInvalid, t.ClaimID, err)
 	}
@@ -289,6 +338,8 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"close_item":       t.CloseItem,
 		"fail_workflow":    t.FailWorkflow,
 		"fail_reason":      t.FailReason,
+		"workflow_status":  string(t.WorkflowStatus),
+		"bid_timeout_ms":   t.BidTimeout.Milliseconds(),
 		"claim_channel":    c.keys.ClaimEvents(),
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
@@ -304,6 +355,12 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if len(t.Grants) > 0 {
 		req["grants"] = flatten(t.Grants)
 	}
+	if len(t.ClearOutputs) > 0 {
+		req["clear_outputs"] = t.ClearOutputs
+	}
+	if t.Gate != nil {
+		req["global"] = map[string]any{"limit": t.Gate.Limit, "check": t.Gate.Check, "counts": t.Gate.Counts}
+	}
 	if t.ArmTimer {
 		req["timer_in_ms"] = t.TimerIn.Milliseconds()
 	}
@@ -313,7 +370,8 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	keys := []string{
 		c.keys.Claim(t.ClaimID), c.keys.ActiveClaims(), c.keys.Events(), c.keys.Workflow(t.WorkflowID),
 		c.keys.Timers(), c.keys.Epoch(), c.keys.Bids(t.ClaimID), c.keys.Grants(t.ClaimID),
-		c.keys.OrchestratorQueue(),
+		c.keys.OrchestratorQueue(), c.keys.ApprovalIndex(), c.keys.Outputs(t.ClaimID), c.keys.Failures(t.ClaimID),
+		c.keys.Running(), c.keys.Waiting(), c.keys.Control(), c.keys.Capacity(),
 	}
 	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
 	if err != nil {
@@ -321,6 +379,29 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	if len(inbox) > 0 {
 		req["inbox"] = inbox
+	}
+	if len(t.Release) > 0 && t.To.Final() {
+		index := func(key string) int {
+			for i, k := range keys {
+				if k == key {
+					return i + 1
+				}
+			}
+			keys = append(keys, key)
+			return len(keys)
+		}
+		release := make([]map[string]any, 0, len(t.Release))
+		for _, agent := range t.Release {
+			if err := ValidateAgentName(agent); err != nil {
+				return 0, err
+			}
+			release = append(release, map[string]any{
+				"gate":    c.agentGate(agent, index),
+				"lease":   index(c.keys.Lease(t.ClaimID, agent)),
+				"channel": c.keys.AgentEvents(agent),
+			})
+		}
+		req["release"] = release
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -332,10 +413,17 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if err != nil {
 		return 0, err
 	}
+	if res[0] == "WAITING" {
+		return 0, fmt.Errorf("%w: claim %s waits (%s)", ErrWaiting, t.ClaimID, strings.Join(res[1:], " "))
+	}
 	if err := scriptError("transition_claim", res); err != nil {
 		return 0, fmt.Errorf("claim %s %s -> %s: %w", t.ClaimID, t.From, t.To, err)
 	}
 	rev, _ := strconv.Atoi(res[1])
+	if t.Waited != nil && len(res) > 3 {
+		ms, _ := strconv.ParseInt(res[3], 10, 64)
+		*t.Waited = time.Duration(ms) * time.Millisecond
+	}
 	return rev, nil
 }
 
@@ -468,6 +556,10 @@ type ClaimState struct {
 	// LiveLeases lists the granted agents whose work lease exists (only
 	// filled when requested).
 	LiveLeases map[string]bool
+	// DeliveredAtMs gives, for the requested agents whose grant reached
+	// their inbox, when it did; an agent missing from it still waits for
+	// one of its slots (its grant is queued, not lost).
+	DeliveredAtMs map[string]int64
 	// NowMs is the Redis clock at the time of the read.
 	NowMs int64
 }
@@ -494,10 +586,12 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 		wfCmd = pipe.HGetAll(ctx, c.keys.Workflow(workflowID))
 	}
 	leaseCmds := make([]*redis.IntCmd, len(leasesOf))
+	deliveredCmds := make([]*redis.FloatCmd, len(leasesOf))
 	for i, a := range leasesOf {
 		leaseCmds[i] = pipe.Exists(ctx, c.keys.Lease(claimID, a))
+		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("blackboard: read claim state %s: %w", claimID, err)
 	}
 	if len(claimCmd.Val()) == 0 {
@@ -520,8 +614,12 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	if len(leasesOf) > 0 {
 		st.LiveLeases = make(map[string]bool, len(leasesOf))
+		st.DeliveredAtMs = make(map[string]int64, len(leasesOf))
 		for i, a := range leasesOf {
 			st.LiveLeases[a] = leaseCmds[i].Val() == 1
+			if deliveredCmds[i].Err() == nil {
+				st.DeliveredAtMs[a] = int64(deliveredCmds[i].Val())
+			}
 		}
 	}
 	var wm map[string]string
@@ -615,6 +713,10 @@ type GrantView struct {
 	Claim    *Claim
 	Target   *Artefact
 	Workflow *Workflow
+	// ToolMemoryRev is the revision of the published tool memory (0: none
+	// published), read in the same round trip so that a cub re-reads the
+	// learnings and handbook only when they changed.
+	ToolMemoryRev int64
 }
 
 // ReadGrant reads a claim, its target artefact and its workflow in one

@@ -136,6 +136,7 @@ func claimFields(c *Claim) hashFields {
 	h.list("granted_parallel_agents", c.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", c.GrantedExclusiveAgent)
 	h.list("additional_context_ids", c.AdditionalContextIDs)
+	h.str("kind", string(c.Kind))
 	h.str("parent_claim_id", c.ParentClaimID)
 	h.str("feedback_claim_id", c.FeedbackClaimID)
 	h.str("termination_reason", c.TerminationReason)
@@ -146,6 +147,15 @@ func claimFields(c *Claim) hashFields {
 	h.always("rev", strconv.Itoa(c.Rev))
 	h.always("created_at_ms", strconv.FormatInt(c.CreatedAtMs, 10))
 	h.always("updated_at_ms", strconv.FormatInt(c.UpdatedAtMs, 10))
+	h.int("waiting_since_ms", c.WaitingSinceMs)
+	h.str("waiting_reason", c.WaitingReason)
+	h.int("approval_requested_at_ms", c.Approval.RequestedAtMs)
+	h.int("approval_expires_at_ms", c.Approval.ExpiresAtMs)
+	h.str("approval_decision", string(c.Approval.Decision))
+	h.str("approval_by", c.Approval.By)
+	h.str("approval_channel", string(c.Approval.Channel))
+	h.str("approval_reason", c.Approval.Reason)
+	h.int("approval_decided_at_ms", c.Approval.DecidedAtMs)
 	return h
 }
 
@@ -171,6 +181,7 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		GrantedParallelAgents: d.list("granted_parallel_agents"),
 		GrantedExclusiveAgent: d.str("granted_exclusive_agent", false),
 		AdditionalContextIDs:  d.idList("additional_context_ids"),
+		Kind:                  ClaimKind(d.str("kind", false)),
 		ParentClaimID:         d.id("parent_claim_id", false),
 		FeedbackClaimID:       d.id("feedback_claim_id", false),
 		TerminationReason:     d.str("termination_reason", false),
@@ -181,9 +192,29 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		Rev:                   int(d.int("rev", false, 0)),
 		CreatedAtMs:           d.int("created_at_ms", true, 0),
 		UpdatedAtMs:           d.int("updated_at_ms", false, 0),
+		WaitingSinceMs:        d.int("waiting_since_ms", false, 0),
+		WaitingReason:         d.str("waiting_reason", false),
+		Approval: ClaimApproval{
+			RequestedAtMs: d.int("approval_requested_at_ms", false, 0),
+			ExpiresAtMs:   d.int("approval_expires_at_ms", false, 0),
+			Decision:      ApprovalDecision(d.str("approval_decision", false)),
+			By:            d.str("approval_by", false),
+			Channel:       DecisionChannel(d.str("approval_channel", false)),
+			Reason:        d.str("approval_reason", false),
+			DecidedAtMs:   d.int("approval_decided_at_ms", false, 0),
+		},
 	}
 	if d.err == nil && !c.Status.Valid() {
 		d.fail("status", "unknown value %q", c.Status)
+	}
+	if d.err == nil && !c.Kind.Valid() {
+		d.fail("kind", "unknown value %q", c.Kind)
+	}
+	if d.err == nil && c.Approval.Decision != "" && !c.Approval.Decision.Valid() {
+		d.fail("approval_decision", "unknown value %q", c.Approval.Decision)
+	}
+	if d.err == nil && c.Approval.Channel != "" && !c.Approval.Channel.Valid() {
+		d.fail("approval_channel", "unknown value %q", c.Approval.Channel)
 	}
 	if d.err != nil {
 		return nil, d.err

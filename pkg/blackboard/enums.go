@@ -97,30 +97,88 @@ const (
 	GrantClaim     GrantKind = "claim"
 	GrantExclusive GrantKind = "exclusive"
 	GrantFeedback  GrantKind = "feedback"
+	// GrantLearn asks the learner agent to turn a human rejection into one
+	// learning (SPEC §9).
+	GrantLearn GrantKind = "learn"
 )
 
 // AllGrantKinds lists every grant kind.
 func AllGrantKinds() []GrantKind {
-	return []GrantKind{GrantReview, GrantClaim, GrantExclusive, GrantFeedback}
+	return []GrantKind{GrantReview, GrantClaim, GrantExclusive, GrantFeedback, GrantLearn}
 }
 
 // Valid reports whether g is a known grant kind.
 func (g GrantKind) Valid() bool { return oneOf(g, AllGrantKinds()) }
 
+// ClaimKind says what a claim is for. Regular claims (the empty kind) get
+// bids; feedback and learn claims are granted to one agent directly.
+type ClaimKind string
+
+// Claim kinds.
+const (
+	ClaimRegular  ClaimKind = ""
+	ClaimFeedback ClaimKind = "feedback"
+	ClaimLearn    ClaimKind = "learn"
+)
+
+// AllClaimKinds lists every claim kind.
+func AllClaimKinds() []ClaimKind { return []ClaimKind{ClaimRegular, ClaimFeedback, ClaimLearn} }
+
+// Valid reports whether k is a known claim kind.
+func (k ClaimKind) Valid() bool { return oneOf(k, AllClaimKinds()) }
+
+// ApprovalDecision is a human's answer to a pending approval.
+type ApprovalDecision string
+
+// Approval decisions.
+const (
+	ApprovalApproved ApprovalDecision = "approved"
+	ApprovalRejected ApprovalDecision = "rejected"
+)
+
+// AllApprovalDecisions lists every decision.
+func AllApprovalDecisions() []ApprovalDecision {
+	return []ApprovalDecision{ApprovalApproved, ApprovalRejected}
+}
+
+// Valid reports whether d is a known decision.
+func (d ApprovalDecision) Valid() bool { return oneOf(d, AllApprovalDecisions()) }
+
+// DecisionChannel says how a human decision reached Sett; it is recorded
+// with the decision for the audit trail.
+type DecisionChannel string
+
+// Decision channels.
+const (
+	ChannelCLI         DecisionChannel = "cli"
+	ChannelVaultMove   DecisionChannel = "vault_move"
+	ChannelFrontmatter DecisionChannel = "frontmatter"
+)
+
+// AllDecisionChannels lists every channel.
+func AllDecisionChannels() []DecisionChannel {
+	return []DecisionChannel{ChannelCLI, ChannelVaultMove, ChannelFrontmatter}
+}
+
+// Valid reports whether c is a known channel.
+func (c DecisionChannel) Valid() bool { return oneOf(c, AllDecisionChannels()) }
+
 // WorkflowStatus is the state of everything descending from one goal.
 type WorkflowStatus string
 
-// Workflow statuses. All but Running are final.
+// Workflow statuses. All but Running are final. Rejected means a human
+// rejected a gated artefact and approvals.on_reject is "end".
 const (
 	WorkflowRunning   WorkflowStatus = "running"
 	WorkflowCompleted WorkflowStatus = "completed"
 	WorkflowFailed    WorkflowStatus = "failed"
+	WorkflowRejected  WorkflowStatus = "rejected"
 	WorkflowCancelled WorkflowStatus = "cancelled"
 )
 
 // AllWorkflowStatuses lists every workflow status.
 func AllWorkflowStatuses() []WorkflowStatus {
-	return []WorkflowStatus{WorkflowRunning, WorkflowCompleted, WorkflowFailed, WorkflowCancelled}
+	return []WorkflowStatus{WorkflowRunning, WorkflowCompleted, WorkflowFailed, WorkflowRejected, WorkflowCancelled}
 }
 
 // Valid reports whether s is a known workflow status.

@@ -68,11 +68,37 @@ func TestEnums(t *testing.T) {
 		}},
 		{"GrantKind", func(t *testing.T) {
 			checkEnum(t, blackboard.AllGrantKinds, blackboard.GrantKind.Valid,
-				[]blackboard.GrantKind{"review", "claim", "exclusive", "feedback"}, "ignore")
+				[]blackboard.GrantKind{"review", "claim", "exclusive", "feedback", "learn"}, "ignore")
 		}},
 		{"WorkflowStatus", func(t *testing.T) {
 			checkEnum(t, blackboard.AllWorkflowStatuses, blackboard.WorkflowStatus.Valid,
-				[]blackboard.WorkflowStatus{"running", "completed", "failed", "cancelled"}, "canceled", "Running")
+				[]blackboard.WorkflowStatus{"running", "completed", "failed", "rejected", "cancelled"}, "canceled", "Running")
+		}},
+		{"ApprovalDecision", func(t *testing.T) {
+			checkEnum(t, blackboard.AllApprovalDecisions, blackboard.ApprovalDecision.Valid,
+				[]blackboard.ApprovalDecision{"approved", "rejected"}, "approve", "Approved")
+		}},
+		{"DecisionChannel", func(t *testing.T) {
+			checkEnum(t, blackboard.AllDecisionChannels, blackboard.DecisionChannel.Valid,
+				[]blackboard.DecisionChannel{"cli", "vault_move", "frontmatter"}, "vault")
+		}},
+		{"ClaimKind", func(t *testing.T) {
+			// The regular kind is the empty string (claims stored before
+			// kinds existed read as regular), so checkEnum does not fit.
+			want := []blackboard.ClaimKind{"", "feedback", "learn"}
+			if got := blackboard.AllClaimKinds(); !slices.Equal(got, want) {
+				t.Errorf("All = %v, want %v", got, want)
+			}
+			for _, k := range want {
+				if !k.Valid() {
+					t.Errorf("%q is not Valid", k)
+				}
+			}
+			for _, k := range []blackboard.ClaimKind{"regular", "Learn", "review"} {
+				if k.Valid() {
+					t.Errorf("%q is Valid, want not", k)
+				}
+			}
 		}},
 		{"MessageKind", func(t *testing.T) {
 			checkEnum(t, blackboard.AllMessageKinds, blackboard.MessageKind.Valid,

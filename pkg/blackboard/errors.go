@@ -1,6 +1,9 @@
 package blackboard
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrNotFound is returned when a record (artefact, claim, workflow,
@@ -50,4 +53,39 @@ var (
 	// ErrAmbiguous is returned when a short id prefix matches more than one
 	// record.
 	ErrAmbiguous = errors.New("blackboard: ambiguous id prefix")
+
+	// ErrWaiting is returned by a granting transition that did not apply
+	// because the claim must wait: for a scheduler slot
+	// (max_concurrent_claims, or better-ranked claims first) or for the
+	// instance to resume. The claim is queued; a freed slot or a resume
+	// wakes it.
+	ErrWaiting = errors.New("blackboard: claim waits for the scheduler")
+
+	// ErrSuperseded is returned (inside a *SupersededError) when a human
+	// decides on a version of an artefact that a newer version replaced.
+	ErrSuperseded = errors.New("blackboard: version superseded")
+
+	// ErrAlreadyDecided is returned when an approval was already decided
+	// (by someone else, or through another channel).
+	ErrAlreadyDecided = errors.New("blackboard: approval already decided")
+
+	// ErrApprovalExpired is returned when a decision comes after the
+	// approval's timeout.
+	ErrApprovalExpired = errors.New("blackboard: approval expired")
 )
+
+// SupersededError names the current version when a decision concerns an
+// older one. It matches ErrSuperseded with errors.Is.
+type SupersededError struct {
+	ArtefactID     string
+	CurrentID      string
+	CurrentVersion int
+}
+
+func (e *SupersededError) Error() string {
+	return fmt.Sprintf("blackboard: artefact %s is superseded: version %d (%s) is current; decide on that one",
+		e.ArtefactID, e.CurrentVersion, e.CurrentID)
+}
+
+// Unwrap lets errors.Is match ErrSuperseded.
+func (e *SupersededError) Unwrap() error { return ErrSuperseded }

@@ -47,6 +47,28 @@ const (
 	EventClaimTerminatedWorkflowEnded  EventType = "claim_terminated_workflow_ended"
 	EventClaimTerminatedAgentFailure   EventType = "claim_terminated_agent_failure"
 	EventClaimTerminatedLeaseExhausted EventType = "claim_terminated_lease_exhausted"
+
+	// Approval gates and learning (SPEC §9). approval_decided and
+	// learning_recorded are emitted by their scripts.
+	EventApprovalRequested       EventType = "approval_requested"
+	EventApprovalDecided         EventType = "approval_decided"
+	EventApprovalApplied         EventType = "approval_applied"
+	EventApprovalExpired         EventType = "approval_expired"
+	EventClaimTerminatedRejected EventType = "claim_terminated_rejected"
+	EventLearnClaimCreated       EventType = "learn_claim_created"
+	EventLearningRecorded        EventType = "learning_recorded"
+
+	// Scheduling and control (SPEC §8). claim_waiting, paused and resumed
+	// are emitted by their scripts; capacity_freed is queued for the
+	// orchestrator only (never in the audit stream).
+	EventClaimWaiting      EventType = "claim_waiting"
+	EventCapacityFreed     EventType = "capacity_freed"
+	EventPaused            EventType = "paused"
+	EventResumed           EventType = "resumed"
+	EventRetryScheduled    EventType = "retry_scheduled"
+	EventRetryGranted      EventType = "retry_granted"
+	EventWorkflowEscalated EventType = "workflow_escalated"
+	EventWorkflowReopened  EventType = "workflow_reopened"
 )
 
 // Event is one entry of the event stream: the audit log and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,10 @@ type InboxMessage struct {
 	// Grant details.
 	Grant GrantKind
 	Token string
+	// Attempt and MaxAttempts, on a grant that runs a tool again after a
+	// failure, say which try this is (recorded on the result).
+	Attempt     int
+	MaxAttempts int
 }
 
 // InboxEntry is an InboxMessage read from the stream.
@@ -51,9 +56,22 @@ type InboxEntry struct {
 }
 
 // encodeInbox appends each message's inbox stream to keys and renders the
-// messages for a script, referencing their streams by KEYS index.
+// messages for a script, referencing their streams by KEYS index. Grants
+// carry a gate (see lib.lua): the keys of their agent's slots, so that a
+// grant beyond the agent's capacity waits in priority order instead of
+// landing in the inbox; the shared capacity and control keys are appended
+// once.
 func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []map[string]any, error) {
 	out := make([]map[string]any, 0, len(msgs))
+	shared := map[string]int{}
+	index := func(key string) int {
+		if i, ok := shared[key]; ok {
+			return i
+		}
+		keys = append(keys, key)
+		shared[key] = len(keys) // Lua indexes KEYS from 1
+		return len(keys)
+	}
 	for _, m := range msgs {
 		if err := ValidateAgentName(m.Agent); err != nil {
 			return nil, nil, err
@@ -61,20 +79,37 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 		if !m.Kind.Valid() {
 			return nil, nil, fmt.Errorf("%w: inbox message kind %q", ErrInvalid, m.Kind)
 		}
-		keys = append(keys, c.keys.Inbox(m.Agent))
+		inbox := index(c.keys.Inbox(m.Agent))
 		fields := []string{"kind", string(m.Kind), "claim_id", m.ClaimID, "artefact_id", m.ArtefactID, "workflow_id", m.WorkflowID}
+		msg := map[string]any{"key": inbox, "channel": c.keys.AgentEvents(m.Agent)}
 		if m.Kind == MessageBidRequest {
 			fields = append(fields, "type", m.ArtefactType, "structural_type", string(m.StructuralType), "produced_by_role", m.ProducedByRole)
 		} else {
 			fields = append(fields, "grant", string(m.Grant), "token", m.Token)
+			if m.Attempt > 0 {
+				fields = append(fields, "attempt", strconv.Itoa(m.Attempt), "max_attempts", strconv.Itoa(m.MaxAttempts))
+			}
+			msg["gate"] = c.agentGate(m.Agent, index)
 		}
-		out = append(out, map[string]any{
-			"key":     len(keys), // Lua indexes KEYS from 1
-			"channel": c.keys.AgentEvents(m.Agent),
-			"fields":  fields,
-		})
+		msg["fields"] = fields
+		out = append(out, msg)
 	}
 	return keys, out, nil
+}
+
+// agentGate renders the gate of an agent's grants, adding its keys
+// through index.
+func (c *Client) agentGate(agent string, index func(string) int) map[string]any {
+	return map[string]any{
+		"agent":    agent,
+		"inbox":    index(c.keys.Inbox(agent)),
+		"running":  index(c.keys.AgentRunning(agent)),
+		"waiting":  index(c.keys.AgentWaiting(agent)),
+		"replicas": index(c.keys.AgentReplicas(agent)),
+		"capacity": index(c.keys.Capacity()),
+		"control":  index(c.keys.Control()),
+		"timers":   index(c.keys.Timers()),
+	}
 }
 
 func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
@@ -92,9 +127,16 @@ func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
 			ProducedByRole: get("produced_by_role"),
 			Grant:          GrantKind(get("grant")),
 			Token:          get("token"),
+			Attempt:        atoi(get("attempt")),
+			MaxAttempts:    atoi(get("max_attempts")),
 		}})
 	}
 	return out
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // inboxGroup is the consumer group all replicas of an agent share.

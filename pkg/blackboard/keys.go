@@ -86,6 +86,62 @@ func (k Keys) ClaimIDIndex() string { return k.prefix + "index:claim_ids" }
 // what the orchestrator reconciles at start and what `sett status` counts.
 func (k Keys) ActiveClaims() string { return k.prefix + "index:claims:active" }
 
+// ApprovalIndex is the ZSET of claim ids waiting in pending_approval,
+// scored by the time the approval was requested: what `sett approvals`
+// lists without a scan.
+func (k Keys) ApprovalIndex() string { return k.prefix + "index:approvals" }
+
+// Learnings is the HASH of learnings from human rejections: field the
+// learning id, value its JSON. The record of what was learned, whatever
+// happens to Agent_Memory.md.
+func (k Keys) Learnings() string { return k.prefix + "learnings" }
+
+// LearningIndex is the ZSET of learning ids scored by the time they were
+// recorded, oldest first.
+func (k Keys) LearningIndex() string { return k.prefix + "index:learnings" }
+
+// ToolMemory is the HASH of what every tool receives besides its claim:
+// learnings (Agent_Memory.md as the human left it, or rendered from
+// Learnings without a vault), handbook (Company_Handbook.md) and rev,
+// bumped on every change so cubs re-read the text only when it changed.
+func (k Keys) ToolMemory() string { return k.prefix + "tool_memory" }
+
+// Running is the SET of claim ids that hold grants (counted against
+// orchestrator.max_concurrent_claims) from their first grant until they
+// end.
+func (k Keys) Running() string { return k.prefix + "scheduler:running" }
+
+// Waiting is the ZSET of claims whose next grant waits for capacity or for
+// a resume: score minus the claim's priority, member
+// "<workflow start ms, 13 digits>:<claim id>", so ZRANGE lists them in
+// release order (highest priority first, oldest workflow first).
+func (k Keys) Waiting() string { return k.prefix + "scheduler:waiting" }
+
+// Capacity is the HASH of per-agent limits the scheduler enforces: field
+// an agent name, value its max_concurrent (tools per replica); field
+// _replica_ttl_ms, how long a replica counts as live after its beat;
+// _lease_check_ms, when after its delivery a grant's lease is checked.
+// Written by the leading orchestrator from sett.yml.
+func (k Keys) Capacity() string { return k.prefix + "scheduler:capacity" }
+
+// Control is the HASH of instance-wide switches: paused (present while
+// paused), paused_since_ms, paused_by, paused_reason.
+func (k Keys) Control() string { return k.prefix + "control" }
+
+// AgentRunning is the ZSET of claim ids on which the agent holds a grant
+// it has not delivered yet (what counts against its capacity), scored by
+// when the grant reached its inbox (the lease check counts from there).
+func (k Keys) AgentRunning(agent string) string { return k.prefix + "agent:" + agent + ":running" }
+
+// AgentWaiting is the ZSET of grants for the agent that wait for one of
+// its slots, ordered like Waiting; each member carries the inbox message.
+func (k Keys) AgentWaiting(agent string) string { return k.prefix + "agent:" + agent + ":waiting" }
+
+// AgentReplicas is the ZSET of the agent's cub replicas: member the
+// consumer name, score its last beat (Redis clock, ms). Live replicas
+// multiply the agent's capacity.
+func (k Keys) AgentReplicas(agent string) string { return k.prefix + "agent:" + agent + ":replicas" }
+
 // Events is the STREAM holding the instance's durable, ordered event log.
 func (k Keys) Events() string { return k.prefix + "events" }
 

@@ -47,20 +47,61 @@ type Claim struct {
 	GrantedParallelAgents []string    `json:"granted_parallel_agents,omitempty"`
 	GrantedExclusiveAgent string      `json:"granted_exclusive_agent,omitempty"`
 	AdditionalContextIDs  []string    `json:"additional_context_ids,omitempty"`
-	ParentClaimID         string      `json:"parent_claim_id,omitempty"`
-	FeedbackClaimID       string      `json:"feedback_claim_id,omitempty"`
-	TerminationReason     string      `json:"termination_reason,omitempty"`
-	CompletionReason      string      `json:"completion_reason,omitempty"`
-	Iteration             int         `json:"iteration"`
-	Priority              int         `json:"priority"`
-	Attempts              int         `json:"attempts"`
-	Rev                   int         `json:"rev"`
-	CreatedAtMs           int64       `json:"created_at_ms"`
-	UpdatedAtMs           int64       `json:"updated_at_ms"`
+	// Kind is "" for a regular claim, "feedback" for a rework and "learn"
+	// for a learner's claim; claims stored before kinds existed have ""
+	// and a ParentClaimID when they are feedback claims.
+	Kind              ClaimKind `json:"kind,omitempty"`
+	ParentClaimID     string    `json:"parent_claim_id,omitempty"`
+	FeedbackClaimID   string    `json:"feedback_claim_id,omitempty"`
+	TerminationReason string    `json:"termination_reason,omitempty"`
+	CompletionReason  string    `json:"completion_reason,omitempty"`
+	Iteration         int       `json:"iteration"`
+	Priority          int       `json:"priority"`
+	Attempts          int       `json:"attempts"`
+	Rev               int       `json:"rev"`
+	CreatedAtMs       int64     `json:"created_at_ms"`
+	UpdatedAtMs       int64     `json:"updated_at_ms"`
+	// WaitingSinceMs and WaitingReason ("capacity" or "paused") are set
+	// while the claim's next grant waits in the scheduler.
+	WaitingSinceMs int64  `json:"waiting_since_ms,omitempty"`
+	WaitingReason  string `json:"waiting_reason,omitempty"`
+	// Approval is the human gate of a claim that waited (or waits) in
+	// pending_approval; zero for claims that were never gated.
+	Approval ClaimApproval `json:"approval"`
 }
 
+// ClaimApproval records a claim's approval gate: when it was requested,
+// when it expires, and the human decision once there is one (who, how,
+// why). The decision fields stay after the claim moves on, as its audit.
+type ClaimApproval struct {
+	RequestedAtMs int64            `json:"requested_at_ms,omitempty"`
+	ExpiresAtMs   int64            `json:"expires_at_ms,omitempty"`
+	Decision      ApprovalDecision `json:"decision,omitempty"`
+	By            string           `json:"by,omitempty"`
+	Channel       DecisionChannel  `json:"channel,omitempty"`
+	Reason        string           `json:"reason,omitempty"`
+	DecidedAtMs   int64            `json:"decided_at_ms,omitempty"`
+}
+
+// Gated reports whether the claim went through an approval gate.
+func (c *Claim) Gated() bool { return c.Approval.RequestedAtMs != 0 }
+
 // IsFeedback reports whether the claim reworks a rejected artefact.
-func (c *Claim) IsFeedback() bool { return c.ParentClaimID != "" }
+func (c *Claim) IsFeedback() bool {
+	return c.Kind == ClaimFeedback || (c.Kind == ClaimRegular && c.ParentClaimID != "")
+}
+
+// IsLearn reports whether the claim asks the learner for a learning.
+func (c *Claim) IsLearn() bool { return c.Kind == ClaimLearn }
+
+// GrantKind is the kind of work the claim's current status grants, or ""
+// when it grants nothing.
+func (c *Claim) GrantKind() GrantKind {
+	if c.Status == ClaimPendingAssignment && c.IsLearn() {
+		return GrantLearn
+	}
+	return c.Status.GrantKind()
+}
 
 // GrantedAgents returns the agents granted in the claim's current phase.
 func (c *Claim) GrantedAgents() []string {

@@ -32,6 +32,12 @@ type scriptSet struct {
 	leader          *script
 	popTimers       *script
 	endWorkflow     *script
+	decideApproval  *script
+	recordLearning  *script
+	publishMemory   *script
+	beat            *script
+	control         *script
+	releaseGrant    *script
 }
 
 func loadScriptSet() (*scriptSet, error) {
@@ -50,15 +56,21 @@ func loadScriptSet() (*scriptSet, error) {
 	}
 	s := &scriptSet{}
 	for name, dst := range map[string]**script{
-		"create_artefact":  &s.createArtefact,
-		"create_claim":     &s.createClaim,
-		"transition_claim": &s.transitionClaim,
-		"submit_bid":       &s.submitBid,
-		"take_lease":       &s.takeLease,
-		"extend_lease":     &s.extendLease,
-		"leader":           &s.leader,
-		"pop_timers":       &s.popTimers,
-		"end_workflow":     &s.endWorkflow,
+		"create_artefact":     &s.createArtefact,
+		"create_claim":        &s.createClaim,
+		"transition_claim":    &s.transitionClaim,
+		"submit_bid":          &s.submitBid,
+		"take_lease":          &s.takeLease,
+		"extend_lease":        &s.extendLease,
+		"leader":              &s.leader,
+		"pop_timers":          &s.popTimers,
+		"end_workflow":        &s.endWorkflow,
+		"decide_approval":     &s.decideApproval,
+		"record_learning":     &s.recordLearning,
+		"publish_tool_memory": &s.publishMemory,
+		"beat":                &s.beat,
+		"control":             &s.control,
+		"release_grant":       &s.releaseGrant,
 	} {
 		if *dst, err = read(name); err != nil {
 			return nil, err
@@ -69,14 +81,15 @@ func loadScriptSet() (*scriptSet, error) {
 
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
-		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow}
+		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow,
+		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later
 // calls (and pipelines) only ever send EVALSHA.
 func (s *scriptSet) preload(ctx context.Context, rdb redis.UniversalClient) error {
 	pipe := rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, 0, 9)
+	cmds := make([]*redis.StringCmd, 0, len(s.all()))
 	for _, sc := range s.all() {
 		cmds = append(cmds, pipe.ScriptLoad(ctx, sc.body))
 	}
@@ -148,6 +161,10 @@ func scriptError(name string, res []string) error {
 		base = ErrWorkflowEnded
 	case "BUDGET_EXCEEDED":
 		base = ErrBudgetExceeded
+	case "ALREADY_DECIDED":
+		base = ErrAlreadyDecided
+	case "EXPIRED":
+		base = ErrApprovalExpired
 	default:
 		return fmt.Errorf("blackboard: script %s returned unknown code %q", name, res[0])
 	}

@@ -16,6 +16,12 @@
 -- KEYS[13] work lease STRING        sett:<i>:lease:<c>:<agent> (any key when not an output)
 -- KEYS[14] agent inbox STREAM       sett:<i>:agent:<agent>:inbox (any key when not an output)
 -- KEYS[15] claim failures SET       sett:<i>:claim:<c>:failures (any key when not an output)
+-- KEYS[16] agent running ZSET       sett:<i>:agent:<agent>:running (any key when not an output)
+-- KEYS[17] agent waiting ZSET       sett:<i>:agent:<agent>:waiting (any key when not an output)
+-- KEYS[18] agent replicas ZSET      sett:<i>:agent:<agent>:replicas (any key when not an output)
+-- KEYS[19] capacity HASH            sett:<i>:scheduler:capacity
+-- KEYS[20] control HASH             sett:<i>:control
+-- KEYS[21] timers ZSET              sett:<i>:timers
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -24,7 +30,8 @@
 --          when this artefact starts its workflow), claimable, priority,
 --          depth, artefact_channel, workflow_channel, and for results
 --          inbox_entry and inbox_group (the grant's inbox entry, acked
---          and deleted here, with the lease released).
+--          and deleted here, with the lease released and the agent's
+--          slot handed to its next waiting grant).
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -107,9 +114,12 @@ if req.agent ~= nil and req.agent ~= '' then
   if req.structural_type == 'Failure' then
     redis.call('SADD', KEYS[15], req.agent)
   end
-  -- The grant is done: its lease and its inbox entry go with the result.
+  -- The grant is done: its lease and its inbox entry go with the result,
+  -- and the agent's slot passes to its best waiting grant.
   redis.call('DEL', KEYS[13])
   ack_inbox(KEYS[14], req.inbox_group, req.inbox_entry)
+  release_agent({running = 16, waiting = 17, replicas = 18, capacity = 19, control = 20, inbox = 14,
+    timers = 21, agent = req.agent}, req.claim_id, ts)
 end
 
 if req.goal then

@@ -12,7 +12,10 @@
 -- KEYS[9]  leader epoch STRING       sett:<i>:orchestrator:epoch
 -- KEYS[10] grants HASH               sett:<i>:claim:<id>:grants
 -- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
--- KEYS[12..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[12] approvals index ZSET      sett:<i>:index:approvals
+-- KEYS[13] running SET               sett:<i>:scheduler:running
+-- KEYS[14..] agent keys (inboxes and their gates' keys) referenced by
+--           index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
 --   id, artefact_id, workflow_id, status, epoch,
@@ -21,11 +24,19 @@
 --                    false: it takes over the open item its artefact already holds
 --   bid_timeout_ms   >0: set bid_deadline_ms and a timer at now+bid_timeout_ms
 --   timer_in_ms      >0: a timer at now+timer_in_ms (used when no bid timeout)
+--   approval_timeout_ms  with status pending_approval: the approval is
+--                    requested now and expires at now+approval_timeout_ms
+--                    (0: never); the claim joins the approvals index and
+--                    its timer is armed at the expiry
 --   max_artefacts, max_depth, depth   budgets (0 = unlimited)
 --   grants           flat list agent, token, ...
+--   counts           true: the claim holds a scheduler slot from now on (a
+--                    feedback claim continuing its parent's work; exempt
+--                    from max_concurrent_claims, which its parent held)
 --   bids             flat list agent, bid, ... decided without asking the
 --                    agent (its rules already say ignore)
---   inbox            list of {key = KEYS index, channel, fields = {k, v, ...}}
+--   inbox            list of {key = KEYS index, channel, fields = {k, v, ...},
+--                    gate} (a gated grant may wait for its agent's slot)
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
 -- ARGV[2..] claim hash field/value pairs (the script adds created_at_ms,
@@ -95,6 +106,17 @@ if bid_timeout > 0 then
 elseif tonumber(req.timer_in_ms or 0) > 0 then
   due = ts + tonumber(req.timer_in_ms)
 end
+if req.status == 'pending_approval' then
+  hset[#hset + 1] = 'approval_requested_at_ms'
+  hset[#hset + 1] = tostring(ts)
+  local timeout = tonumber(req.approval_timeout_ms or 0)
+  if timeout > 0 then
+    due = ts + timeout
+    hset[#hset + 1] = 'approval_expires_at_ms'
+    hset[#hset + 1] = tostring(due)
+  end
+  redis.call('ZADD', KEYS[12], ts, req.id)
+end
 redis.call(unpack(hset))
 
 if req.by_artefact then
@@ -123,6 +145,9 @@ end
 if req.adds_item then
   redis.call('HINCRBY', KEYS[7], 'open_items', 1)
 end
+if req.counts then
+  redis.call('SADD', KEYS[13], req.id)
+end
 
 emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
   'claim_id', req.id,
@@ -131,6 +156,6 @@ emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
   'status', req.status,
 })
 emit_all(KEYS[6], ts, req.events)
-deliver(req.inbox, ts)
+deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), redis.call('HGET', KEYS[7], 'started_at_ms'))
 
 return {'OK', req.id, tostring(ts)}

@@ -54,25 +54,138 @@ local function emit_all(stream, ts, events)
   end
 end
 
+-- Scheduling (SPEC §8). A grant message may carry a gate naming, by KEYS
+-- index, its agent's running ZSET (claim → delivered at, ms), waiting
+-- ZSET, replicas ZSET and inbox, and the instance's capacity and control
+-- HASHes and timers ZSET. The agent's capacity is
+-- its max_concurrent times its live replicas (at least one); a grant
+-- beyond it waits in the waiting ZSET, ordered by the claim's priority
+-- and its workflow's age, until a slot frees (refill).
+
+-- wait_member orders equal scores by workflow age, then claim id.
+local function wait_member(age, rest)
+  return string.format('%013d', tonumber(age or 0) or 0) .. ':' .. rest
+end
+
+-- agent_capacity returns how many grants agent may hold at once, or -1
+-- for no limit.
+local function agent_capacity(g, ts)
+  local v = redis.call('HMGET', KEYS[g.capacity], g.agent, '_replica_ttl_ms')
+  local limit = tonumber(v[1] or '0') or 0
+  if limit <= 0 then
+    return -1
+  end
+  local ttl = tonumber(v[2] or '10000') or 10000
+  local live = redis.call('ZCOUNT', KEYS[g.replicas], ts - ttl, '+inf')
+  if live < 1 then
+    live = 1
+  end
+  return limit * live
+end
+
+-- field_of returns the value of name in a flat k1, v1, ... list.
+local function field_of(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then
+      return tostring(fields[i + 1])
+    end
+  end
+  return ''
+end
+
+-- push_inbox appends one message (flat fields) to an inbox stream and
+-- publishes it on channel.
+local function push_inbox(key, channel, fields, ts)
+  local args = {'XADD', key, '*'}
+  for i = 1, #fields, 2 do
+    args[#args + 1] = fields[i]
+    args[#args + 1] = tostring(fields[i + 1])
+  end
+  local id = redis.call(unpack(args))
+  if channel ~= nil and channel ~= '' and channel ~= cjson.null then
+    local doc = {id = id, ts = ts}
+    for i = 1, #fields, 2 do
+      doc[fields[i]] = tostring(fields[i + 1])
+    end
+    redis.call('PUBLISH', channel, cjson.encode(doc))
+  end
+end
+
+-- refill hands the agent's waiting grants to its inbox while it has free
+-- slots and the instance is not paused.
+local function refill(g, ts)
+  if redis.call('HEXISTS', KEYS[g.control], 'paused') == 1 then
+    return
+  end
+  local cap = agent_capacity(g, ts)
+  local running = KEYS[g.running]
+  while true do
+    if cap >= 0 and redis.call('ZCARD', running) >= cap then
+      return
+    end
+    local top = redis.call('ZRANGE', KEYS[g.waiting], 0, 0)
+    if #top == 0 then
+      return
+    end
+    redis.call('ZREM', KEYS[g.waiting], top[1])
+    local sep = string.find(top[1], ':', 1, true)
+    local m = cjson.decode(string.sub(top[1], sep + 1))
+    local claim = field_of(m.fields, 'claim_id')
+    redis.call('ZADD', running, ts, claim)
+    -- The lease check of a grant counts from its delivery, not from the
+    -- grant: make sure the claim's timer looks at it in time.
+    local check = tonumber(redis.call('HGET', KEYS[g.capacity], '_lease_check_ms') or '0') or 0
+    if check > 0 then
+      redis.call('ZADD', KEYS[g.timers], 'LT', ts + check, claim)
+    end
+    push_inbox(KEYS[g.inbox], m.channel, m.fields, ts)
+  end
+end
+
+-- release_agent frees the slot the agent held for claim and refills it.
+local function release_agent(g, claim, ts)
+  if redis.call('ZREM', KEYS[g.running], claim) == 1 then
+    refill(g, ts)
+  end
+end
+
 -- deliver appends caller-built messages to agent inbox streams; each message
--- names its stream by index into KEYS, so no key is ever built here.
-local function deliver(inbox, ts)
+-- names its stream by index into KEYS, so no key is ever built here. A
+-- gated grant beyond its agent's capacity (or while the instance is
+-- paused) waits instead, scored by score (minus the claim's priority) and
+-- age (its workflow's start). A grant for a claim the agent already holds
+-- a slot for (a re-grant after a lost lease) always goes through.
+local function deliver(inbox, ts, score, age)
   if inbox == nil or inbox == cjson.null then
     return
   end
   for _, m in ipairs(inbox) do
-    local args = {'XADD', KEYS[m.key], '*'}
-    for i = 1, #m.fields, 2 do
-      args[#args + 1] = m.fields[i]
-      args[#args + 1] = tostring(m.fields[i + 1])
-    end
-    local id = redis.call(unpack(args))
-    if m.channel ~= nil and m.channel ~= '' then
-      local doc = {id = id, ts = ts}
-      for i = 1, #m.fields, 2 do
-        doc[m.fields[i]] = tostring(m.fields[i + 1])
+    local g = m.gate
+    local go = true
+    if g ~= nil and g ~= cjson.null then
+      local claim = field_of(m.fields, 'claim_id')
+      local running = KEYS[g.running]
+      if redis.call('ZSCORE', running, claim) == false then
+        local cap = agent_capacity(g, ts)
+        local paused = redis.call('HEXISTS', KEYS[g.control], 'paused') == 1
+        local queued = redis.call('ZCARD', KEYS[g.waiting])
+        if paused or (cap >= 0 and (redis.call('ZCARD', running) >= cap or queued > 0)) then
+          -- Behind the agent's capacity (or behind grants already
+          -- waiting for it): wait in priority order.
+          go = false
+          redis.call('ZADD', KEYS[g.waiting], tonumber(score or 0) or 0,
+            wait_member(age, cjson.encode({fields = m.fields, channel = m.channel})))
+          refill(g, ts)
+        else
+          redis.call('ZADD', running, ts, claim)
+        end
+      else
+        -- A re-grant on a held slot: its lease check counts from now.
+        redis.call('ZADD', running, ts, claim)
       end
-      redis.call('PUBLISH', m.channel, cjson.encode(doc))
+    end
+    if go then
+      push_inbox(KEYS[m.key], m.channel, m.fields, ts)
     end
   end
 end

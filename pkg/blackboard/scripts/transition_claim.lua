@@ -10,7 +10,15 @@
 -- KEYS[7]  bids HASH           sett:<i>:claim:<id>:bids
 -- KEYS[8]  grants HASH         sett:<i>:claim:<id>:grants
 -- KEYS[9]  orchestrator queue STREAM sett:<i>:orchestrator:queue
--- KEYS[10..] agent inbox STREAMs referenced by index from ARGV[1].inbox
+-- KEYS[10] approvals index ZSET sett:<i>:index:approvals
+-- KEYS[11] outputs HASH        sett:<i>:claim:<id>:outputs
+-- KEYS[12] failures SET        sett:<i>:claim:<id>:failures
+-- KEYS[13] running SET         sett:<i>:scheduler:running
+-- KEYS[14] waiting ZSET        sett:<i>:scheduler:waiting
+-- KEYS[15] control HASH        sett:<i>:control
+-- KEYS[16] capacity HASH       sett:<i>:scheduler:capacity
+-- KEYS[17..] agent keys (inboxes, running sets, waiting sets, replicas,
+--            leases) referenced by index from ARGV[1]
 --
 -- ARGV[1] JSON request:
 --   id, workflow_id, epoch,
@@ -20,30 +28,46 @@
 --   set              flat list of claim fields to set
 --   ignore_bids      agents whose missing bid becomes 'ignore' (HSETNX)
 --   grants           flat list agent, token
---   inbox            list of {key, channel, fields}
+--   clear_outputs    agents whose output and failure mark are removed (a
+--                    retry: the agent delivers again under a new token)
+--   inbox            list of {key, channel, fields, gate} (see lib.lua)
+--   global           present when the step grants work: {limit (0 = none),
+--                    check (false: exempt from the limit), counts (false:
+--                    not counted)}; while paused, or when the claim is not
+--                    yet counted and the limit is reached (or better
+--                    ranked claims wait for the free slots), the step is
+--                    not applied: the claim waits in KEYS[14]
+--   release          on a final status, the agents whose slots, leases and
+--                    waiting grants go: list of {gate, lease, channel}
 --   timer_in_ms      >=0: (re)arm the claim's timer at now+timer_in_ms;
 --                    absent: leave it; final statuses always clear it
+--   bid_timeout_ms   >0: consensus starts now: bid_deadline_ms = now +
+--                    bid_timeout_ms and the timer is armed at it
 --   close_item       true: the claim ends and its open item closes
---   fail_workflow    true: end the workflow as failed with fail_reason
+--   fail_workflow    true: end the workflow with workflow_status (default
+--                    'failed') and fail_reason
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
 --
--- Returns {'OK', new_rev, now_ms} or
+-- Returns {'OK', new_rev, now_ms, waited_ms} or
 --   {'FENCED', stored_epoch}
 --   {'NOT_FOUND', 'claim'}
 --   {'STALE_STATUS', status, rev}   another handler already moved the claim
+--   {'WAITING', reason}             'capacity' or 'paused': nothing applied,
+--                                   the claim waits for a slot or a resume
 --
 -- Crash safety and idempotency: the compare on status and rev makes a
 -- retried or duplicated step fail with STALE_STATUS instead of applying
 -- twice, and the script's atomicity means a claim never changes status
--- without its grants, inbox messages, timer, workflow counters and events.
+-- without its grants, inbox messages, timer, slots, workflow counters and
+-- events.
 
 local req = cjson.decode(ARGV[1])
 
 if fenced(KEYS[6], req.epoch) then
   return {'FENCED', redis.call('GET', KEYS[6])}
 end
-local cur = redis.call('HMGET', KEYS[1], 'status', 'rev')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'rev', 'priority', 'waiting_since_ms')
 if cur[1] == false then
   return {'NOT_FOUND', 'claim'}
 end
@@ -53,6 +77,49 @@ if cur[1] ~= req.from or (tonumber(req.rev or -1) >= 0 and rev ~= tonumber(req.r
 end
 
 local ts = now_ms()
+local prio = tonumber(cur[3] or '0') or 0
+local member = wait_member(redis.call('HGET', KEYS[4], 'started_at_ms'), req.id)
+local waited = 0
+
+local gate = req.global
+if gate ~= nil and gate ~= cjson.null then
+  local reason = nil
+  local held = redis.call('SISMEMBER', KEYS[13], req.id) == 1
+  local limit = tonumber(gate.limit or 0) or 0
+  if redis.call('HEXISTS', KEYS[15], 'paused') == 1 then
+    reason = 'paused'
+  elseif gate.check and not held and limit > 0 then
+    local free = limit - redis.call('SCARD', KEYS[13])
+    if free <= 0 then
+      reason = 'capacity'
+    else
+      -- Strict order: only the best-ranked waiting claims take the free
+      -- slots, whoever happens to be advanced first.
+      redis.call('ZADD', KEYS[14], -prio, member)
+      if redis.call('ZRANK', KEYS[14], member) >= free then
+        reason = 'capacity'
+      end
+    end
+  end
+  if reason then
+    redis.call('ZADD', KEYS[14], -prio, member)
+    if redis.call('HSETNX', KEYS[1], 'waiting_since_ms', tostring(ts)) == 1 then
+      emit(KEYS[3], req.claim_channel, 'claim_waiting', ts, {
+        'claim_id', req.id, 'workflow_id', req.workflow_id, 'reason', reason, 'priority', tostring(prio)})
+    end
+    redis.call('HSET', KEYS[1], 'waiting_reason', reason)
+    return {'WAITING', reason}
+  end
+  redis.call('ZREM', KEYS[14], member)
+  if cur[4] then
+    waited = ts - tonumber(cur[4])
+    redis.call('HDEL', KEYS[1], 'waiting_since_ms', 'waiting_reason')
+  end
+  if gate.counts then
+    redis.call('SADD', KEYS[13], req.id)
+  end
+end
+
 local hset = {'HSET', KEYS[1], 'status', req.to, 'rev', tostring(rev + 1), 'updated_at_ms', tostring(ts)}
 if req.set ~= nil and req.set ~= cjson.null then
   for _, v in ipairs(req.set) do
@@ -66,6 +133,12 @@ if req.ignore_bids ~= nil and req.ignore_bids ~= cjson.null then
     redis.call('HSETNX', KEYS[7], agent, 'ignore')
   end
 end
+if req.clear_outputs ~= nil and req.clear_outputs ~= cjson.null then
+  for _, agent in ipairs(req.clear_outputs) do
+    redis.call('HDEL', KEYS[11], agent)
+    redis.call('SREM', KEYS[12], agent)
+  end
+end
 if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
   local g = {'HSET', KEYS[8]}
   for _, v in ipairs(req.grants) do
@@ -75,9 +148,33 @@ if req.grants ~= nil and req.grants ~= cjson.null and #req.grants > 0 then
 end
 
 local final = req.to == 'complete' or req.to == 'terminated'
+if req.from == 'pending_approval' and req.to ~= 'pending_approval' then
+  redis.call('ZREM', KEYS[10], req.id)
+end
+local bid_timeout = tonumber(req.bid_timeout_ms or 0)
 if final then
   redis.call('ZREM', KEYS[2], req.id)
   redis.call('ZREM', KEYS[5], req.id)
+  redis.call('ZREM', KEYS[14], member)
+  redis.call('HDEL', KEYS[1], 'waiting_since_ms', 'waiting_reason')
+  if redis.call('SREM', KEYS[13], req.id) == 1 and redis.call('ZCARD', KEYS[14]) > 0 then
+    -- A slot is free and claims wait for one: wake the orchestrator.
+    enqueue(KEYS[9], 'capacity_freed', {'claim_id', req.id, 'ts', tostring(ts)})
+  end
+  if req.release ~= nil and req.release ~= cjson.null then
+    for _, r in ipairs(req.release) do
+      -- The grant is over: its slot frees for the agent's next waiting
+      -- grant, and the lease goes so that a tool still running stops
+      -- (its cub sees the lease lost; the doorbell makes it look now).
+      release_agent(r.gate, req.id, ts)
+      if redis.call('DEL', KEYS[r.lease]) == 1 and r.channel ~= nil and r.channel ~= cjson.null then
+        redis.call('PUBLISH', r.channel, cjson.encode({kind = 'withdrawn', claim_id = req.id, ts = ts}))
+      end
+    end
+  end
+elseif bid_timeout > 0 then
+  redis.call('HSET', KEYS[1], 'bid_deadline_ms', tostring(ts + bid_timeout))
+  redis.call('ZADD', KEYS[5], ts + bid_timeout, req.id)
 elseif req.timer_in_ms ~= nil and req.timer_in_ms ~= cjson.null and tonumber(req.timer_in_ms) >= 0 then
   redis.call('ZADD', KEYS[5], ts + tonumber(req.timer_in_ms), req.id)
 end
@@ -89,13 +186,17 @@ emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
   'to', req.to,
 })
 emit_all(KEYS[3], ts, req.events)
-deliver(req.inbox, ts)
+deliver(req.inbox, ts, -prio, redis.call('HGET', KEYS[4], 'started_at_ms'))
 
 if req.fail_workflow then
-  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, 'failed', req.fail_reason or 'failed', ts, KEYS[9])
+  local status = req.workflow_status
+  if status == nil or status == cjson.null or status == '' then
+    status = 'failed'
+  end
+  end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, status, req.fail_reason or status, ts, KEYS[9])
 end
 if final and req.close_item then
   close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts, KEYS[9])
 end
 
-return {'OK', tostring(rev + 1), tostring(ts)}
+return {'OK', tostring(rev + 1), tostring(ts), tostring(waited)}
