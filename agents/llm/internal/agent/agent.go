@@ -24,9 +24,9 @@ type Agent struct {
 	Config Config
 	// Stdout receives the one answer or failure; Stderr the log lines.
 	Stdout, Stderr io.Writer
-	// Now and NewTimer replace the clock and the retry timers (tests).
-	Now      func() time.Time
-	NewTimer func() backoff.Timer
+	// NowFunc and NewTimerFunc replace the clock and the retry timers (tests).
+	NowFunc      func() time.Time
+	NewTimerFunc func() backoff.Timer
 	// HTTPClient replaces the SDKs' HTTP clients (tests).
 	HTTPClient *http.Client
 	// Provider replaces the provider the Config names (tests).
@@ -52,7 +52,7 @@ var verdictSchema = map[string]any{
 // or the failure on Stdout. It returns nil when it printed an answer, the
 // failure otherwise (already printed; the caller only sets the exit code).
 func (a *Agent) Run(ctx context.Context, stdin io.Reader) error {
-	now := a.Now
+	now := a.NowFunc
 	if now == nil {
 		now = time.Now
 	}
@@ -109,7 +109,7 @@ func (a *Agent) run(ctx context.Context, stdin io.Reader, start time.Time, now f
 		prov = a.newProvider(now)
 	}
 	r := &provider.Retrier{
-		Deadline: start.Add(c.Timeout), MaxAttempts: c.MaxAttempts, Now: now, NewTimer: a.NewTimer,
+		Deadline: start.Add(c.Timeout), MaxAttempts: c.MaxAttempts, NowFunc: now, NewTimerFunc: a.NewTimerFunc,
 		NotifyFunc: func(err error, wait time.Duration) {
 			a.logf("%v; retrying in %s", err, wait.Round(time.Millisecond))
 		},
@@ -222,10 +222,10 @@ func (a *Agent) newProvider(now func() time.Time) provider.Provider {
 	c := a.Config
 	if c.Provider == ProviderAnthropic {
 		return provider.NewAnthropic(provider.AnthropicConfig{BaseURL: c.AnthropicBaseURL, APIKey: c.AnthropicKey,
-			HTTPClient: a.HTTPClient, Now: now})
+			HTTPClient: a.HTTPClient, NowFunc: now})
 	}
 	return provider.NewOpenAI(provider.OpenAIConfig{BaseURL: c.OpenAIBaseURL, APIKey: c.OpenAIKey, JSONMode: c.JSONMode,
-		HTTPClient: a.HTTPClient, Now: now, LogFunc: a.logf})
+		HTTPClient: a.HTTPClient, NowFunc: now, LogFunc: a.logf})
 }
 
 // logf writes one line to Stderr, secrets removed.

@@ -86,7 +86,7 @@ func runAgent(t *testing.T, script fakellm.Script, cfg Config, in tool.Input) ru
 	}
 	clock := &fakeClock{now: time.Now()}
 	var stdout, stderr bytes.Buffer
-	a := &Agent{Config: cfg, Stdout: &stdout, Stderr: &stderr, Now: clock.Now, NewTimer: clock.NewTimer}
+	a := &Agent{Config: cfg, Stdout: &stdout, Stderr: &stderr, NowFunc: clock.Now, NewTimerFunc: clock.NewTimer}
 	stdin, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

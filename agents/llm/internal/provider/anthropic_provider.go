@@ -24,9 +24,9 @@ type AnthropicConfig struct {
 	APIKey string
 	// HTTPClient replaces the SDK's client (tests); nil keeps it.
 	HTTPClient *http.Client
-	// Now is the clock that resolves HTTP-date Retry-After headers; nil
+	// NowFunc is the clock that resolves HTTP-date Retry-After headers; nil
 	// is time.Now.
-	Now func() time.Time
+	NowFunc func() time.Time
 }
 
 // Anthropic is a Provider for the Anthropic Messages API. It is safe for
@@ -40,8 +40,8 @@ type Anthropic struct {
 // environment (no profiles, no federation: only the key given here) nor
 // retries: the Retrier is the one retry policy.
 func NewAnthropic(cfg AnthropicConfig) *Anthropic {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.NowFunc == nil {
+		cfg.NowFunc = time.Now
 	}
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
 	if cfg.BaseURL != "" {
@@ -50,7 +50,7 @@ func NewAnthropic(cfg AnthropicConfig) *Anthropic {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
-	return &Anthropic{client: anthropic.NewClient(opts...), now: cfg.Now}
+	return &Anthropic{client: anthropic.NewClient(opts...), now: cfg.NowFunc}
 }
 
 // Name returns "anthropic".

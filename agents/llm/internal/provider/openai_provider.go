@@ -43,9 +43,9 @@ type OpenAIConfig struct {
 	JSONMode JSONMode
 	// HTTPClient replaces the SDK's client (tests); nil keeps it.
 	HTTPClient *http.Client
-	// Now is the clock that resolves HTTP-date Retry-After headers; nil
+	// NowFunc is the clock that resolves HTTP-date Retry-After headers; nil
 	// is time.Now.
-	Now func() time.Time
+	NowFunc func() time.Time
 	// LogFunc, when set, receives one line when the server refuses a JSON
 	// mode and the request is sent again with a weaker one.
 	LogFunc func(format string, args ...any)
@@ -69,8 +69,8 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 	if cfg.JSONMode == "" {
 		cfg.JSONMode = JSONSchema
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.NowFunc == nil {
+		cfg.NowFunc = time.Now
 	}
 	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
 	if cfg.BaseURL != "" {
@@ -160,7 +160,7 @@ func (p *OpenAI) complete(ctx context.Context, req Request, mode JSONMode) (Resp
 			if msg == "" {
 				msg = apiErr.RawJSON()
 			}
-			return Response{}, newStatusError(p.Name(), apiErr.StatusCode, h, msg, p.cfg.Now())
+			return Response{}, newStatusError(p.Name(), apiErr.StatusCode, h, msg, p.cfg.NowFunc())
 		}
 		return Response{}, err
 	}

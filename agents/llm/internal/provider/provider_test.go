@@ -60,7 +60,7 @@ func (t *fakeTimer) Start(d time.Duration) {
 func (t *fakeTimer) Stop()               {}
 func (t *fakeTimer) C() <-chan time.Time { return t.ch }
 func (c *fakeClock) retrier() *Retrier {
-	return &Retrier{Now: c.Now, NewTimer: c.NewTimer, RandomizationFactor: -1}
+	return &Retrier{NowFunc: c.Now, NewTimerFunc: c.NewTimer, RandomizationFactor: -1}
 }
 
 func serve(t *testing.T, s fakellm.Script) (*fakellm.Server, *httptest.Server) {
@@ -186,9 +186,9 @@ func TestRetryAfter429ThenAnswer(t *testing.T) {
 
 func newProvider(name, url string, now func() time.Time) Provider {
 	if name == "anthropic" {
-		return NewAnthropic(AnthropicConfig{BaseURL: url, APIKey: "sk-ant-test", Now: now})
+		return NewAnthropic(AnthropicConfig{BaseURL: url, APIKey: "sk-ant-test", NowFunc: now})
 	}
-	return NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", APIKey: "sk-test", Now: now})
+	return NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", APIKey: "sk-test", NowFunc: now})
 }
 
 func TestRetryBackoffGrowsAndStops(t *testing.T) {

@@ -29,11 +29,11 @@ type Retrier struct {
 	// RandomizationFactor is the jitter of each wait (0.2 = ±20 %); 0
 	// means DefaultRandomization, negative means none (tests).
 	RandomizationFactor float64
-	// Now is the clock the deadline is checked against; nil is time.Now.
-	Now func() time.Time
-	// NewTimer makes the timer that waits between attempts; nil is a real
+	// NowFunc is the clock the deadline is checked against; nil is time.Now.
+	NowFunc func() time.Time
+	// NewTimerFunc makes the timer that waits between attempts; nil is a real
 	// timer. Tests inject one that records waits and fires at once.
-	NewTimer func() backoff.Timer
+	NewTimerFunc func() backoff.Timer
 	// NotifyFunc, when set, is told of each retry: the error and the wait
 	// before the next attempt.
 	NotifyFunc func(err error, wait time.Duration)
@@ -69,7 +69,7 @@ func (e *GaveUpError) Unwrap() error { return e.Last }
 // *GaveUpError when a retryable error outlasted the attempts or the
 // deadline, or ctx's error when ctx was cancelled.
 func (r *Retrier) Complete(ctx context.Context, p Provider, req Request) (Response, error) {
-	now := r.Now
+	now := r.NowFunc
 	if now == nil {
 		now = time.Now
 	}
@@ -116,8 +116,8 @@ func (r *Retrier) Complete(ctx context.Context, p Provider, req Request) (Respon
 		return err
 	}
 	var timer backoff.Timer
-	if r.NewTimer != nil {
-		timer = r.NewTimer()
+	if r.NewTimerFunc != nil {
+		timer = r.NewTimerFunc()
 	}
 	notify := func(err error, wait time.Duration) {
 		if r.NotifyFunc != nil {
