@@ -13,19 +13,20 @@ import (
 )
 
 // Binaries are the programs a run starts: the daemons as the repository
-// builds them and the no-op tool.
+// builds them, the no-op tool and the LLM agent (agents/llm).
 type Binaries struct {
 	Orchestrator string
 	Cub          string
 	Noop         string
+	LLMAgent     string
 }
 
-// buildBinaries compiles the daemons and the no-op tool into dir with one
+// buildBinaries compiles the daemons, the no-op tool and the LLM agent into dir with one
 // `go build` (CGO_ENABLED=0, static, as SPEC §13 packages them). Symbols
 // are kept so that perf can profile the daemons.
 func buildBinaries(ctx context.Context, root, dir string) (Binaries, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/orchestrator", "./cmd/cub", "./bench/cmd/sett-bench-noop")
+		"./cmd/orchestrator", "./cmd/cub", "./bench/cmd/sett-bench-noop", "./agents/llm")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -35,9 +36,10 @@ func buildBinaries(ctx context.Context, root, dir string) (Binaries, error) {
 		Orchestrator: filepath.Join(dir, "sett-orchestrator"),
 		Cub:          filepath.Join(dir, "sett-cub"),
 		Noop:         filepath.Join(dir, "sett-bench-noop"),
+		LLMAgent:     filepath.Join(dir, "sett-agent-llm"),
 	}
 	// go build names each binary after its package directory.
-	for from, to := range map[string]string{"orchestrator": b.Orchestrator, "cub": b.Cub} {
+	for from, to := range map[string]string{"orchestrator": b.Orchestrator, "cub": b.Cub, "llm": b.LLMAgent} {
 		if err := os.Rename(filepath.Join(dir, from), to); err != nil {
 			return Binaries{}, fmt.Errorf("bench: %w", err)
 		}

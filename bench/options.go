@@ -39,6 +39,10 @@ type Options struct {
 	// counted per round-trip scenario. Default 10 and 20.
 	RoundTripBatches     int `json:"round_trip_batches"`
 	RoundTripBatchClaims int `json:"round_trip_batch_claims"`
+	// LLMAgentSamples is the number of timed runs of the LLM agent against
+	// the in-process fake provider, after HopWarmup untimed ones. Default
+	// 200.
+	LLMAgentSamples int `json:"llm_agent_samples"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -63,6 +67,7 @@ func DefaultOptions() Options {
 		HoardArtefacts:  100000, HoardSamples: 1000,
 		IdleWindow:       30 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
+		LLMAgentSamples: 200,
 	}
 }
 
@@ -78,6 +83,7 @@ func SmokeOptions() Options {
 		HoardArtefacts:  300, HoardSamples: 10,
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
+		LLMAgentSamples: 3,
 	}
 }
 
@@ -101,6 +107,7 @@ func (o Options) withDefaults() Options {
 	set(&o.HoardSamples, d.HoardSamples)
 	set(&o.RoundTripBatches, d.RoundTripBatches)
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
+	set(&o.LLMAgentSamples, d.LLMAgentSamples)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

@@ -38,6 +38,7 @@ var figureOrder = []string{
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"hoard_first_page_100k", "resolve_short_id_100k",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
+	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
 }
 
 // Run builds the binaries, runs every scenario and returns the report.
@@ -82,6 +83,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		{"feedback claim", r.feedback},
 		{"round trips", r.roundTrips},
 		{"context chains and hoard", r.inProcess},
+		{"LLM agent overhead", r.llmAgent},
 	} {
 		r.progress("%s ...", step.name)
 		t := time.Now()

@@ -6,16 +6,27 @@
 #   sett-cub:local                 the cub + a static busybox shell: base of agent images
 #   sett-example-writer:local      sett-cub:local + agents/writer
 #   sett-example-reviewer:local    sett-cub:local + agents/reviewer
+#   sett-agent-llm:local           sett-cub:local + agents/llm + the host's CA bundle
+#   sett-fake-llm:local            the fake model provider (cmd/sett-fake-llm) on scratch
+#   sett-agent-coder:local         agents/coder + the cub on CODER_BASE_IMAGE (an image
+#                                  with git and the coding CLI); skipped with a notice
+#                                  when that image is not present
 #   sett-redis:local               the host's redis-server and redis-cli with their
 #                                  libraries (only when the image is missing and
 #                                  cannot be pulled)
 #
-# Usage: images/build.sh [orchestrator|cub|agents|redis ...]   (default: all)
+# Usage: images/build.sh [orchestrator|cub|agents|llm|fakellm|coder|redis ...]   (default: all)
 #
 # Environment:
-#   SETT_BIN          directory holding sett-orchestrator, sett-cub, sett-writer and
-#                     sett-reviewer built with CGO_ENABLED=0 (make passes bin/);
-#                     empty: build them into a temporary directory
+#   SETT_BIN          directory holding sett-orchestrator, sett-cub, sett-writer,
+#                     sett-reviewer, sett-agent-llm, sett-fake-llm and sett-coder built
+#                     with CGO_ENABLED=0 (make passes bin/); empty: build them into a
+#                     temporary directory
+#   CODER_BASE_IMAGE  the image sett-agent-coder:local is built on (default
+#                     sett-coder-base:local; images/coder-base/Dockerfile makes one
+#                     where a registry is reachable)
+#   SETT_CA_BUNDLE    the CA bundle copied into sett-agent-llm:local (default: the
+#                     host's /etc/ssl/certs/ca-certificates.crt)
 #   SETT_REDIS_IMAGE  the Redis image to provide (default sett-redis:local)
 #   SETT_REDIS_REBUILD=1  rebuild the local Redis image even when it exists
 #   SETT_BUSYBOX      a static busybox to put into sett-cub:local; "none": no shell;
@@ -44,16 +55,17 @@ docker info >/dev/null 2>&1 || die "the Docker daemon is not reachable (is it ru
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sett-images.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-# build_image NAME CONTEXT: builds CONTEXT/Dockerfile as NAME, and removes
-# the image NAME named before when nothing else uses it (no pile of
-# dangling images after each rebuild).
+# build_image NAME CONTEXT [DOCKER BUILD ARGS...]: builds CONTEXT/Dockerfile
+# as NAME, and removes the image NAME named before when nothing else uses
+# it (no pile of dangling images after each rebuild).
 build_image() {
 	local name=$1 ctx=$2 old new
+	shift 2
 	old=$(docker image inspect --format '{{.Id}}' "$name" 2>/dev/null || true)
 	log "building $name ($(du -sh "$ctx" | cut -f1) context)"
 	# The legacy builder prints a deprecation notice on hosts without
 	# buildx; both builders read these Dockerfiles the same way.
-	docker build --quiet --label "org.opencontainers.image.version=$VERSION" \
+	docker build --quiet "$@" --label "org.opencontainers.image.version=$VERSION" \
 		--label "org.opencontainers.image.source=https://github.com/settdev/sett" \
 		-t "$name" "$ctx" >/dev/null 2> >(grep -v -e 'DEPRECATED: The legacy builder' -e 'Install the buildx component' \
 			-e 'https://docs.docker.com/go/buildx' -e '^ *$' >&2 || true)
@@ -176,6 +188,53 @@ build_agents() {
 	done
 }
 
+build_llm() {
+	docker image inspect sett-cub:local >/dev/null 2>&1 || build_cub
+	local ctx=$TMP/llm ca=${SETT_CA_BUNDLE:-}
+	mkdir -p "$ctx"
+	if [[ -z $ca ]]; then
+		for ca in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/cert.pem ""; do
+			[[ -z $ca || -s $ca ]] && break
+		done
+	fi
+	if [[ -n $ca ]]; then
+		cp -L "$ca" "$ctx/ca-certificates.crt"
+	else
+		# Local providers (Ollama, the fake server) speak plain HTTP.
+		log "WARNING: no CA bundle found (install ca-certificates or set SETT_CA_BUNDLE): sett-agent-llm:local cannot verify HTTPS providers"
+		: >"$ctx/ca-certificates.crt"
+	fi
+	cp "$(binary sett-agent-llm ./agents/llm)" "$ctx/sett-agent-llm"
+	cp "$ROOT/agents/llm/Dockerfile" "$ctx/Dockerfile"
+	build_image sett-agent-llm:local "$ctx"
+}
+
+build_fakellm() {
+	local ctx=$TMP/fakellm
+	mkdir -p "$ctx/rootfs"
+	etc_files "$ctx/rootfs"
+	cp "$(binary sett-fake-llm ./cmd/sett-fake-llm)" "$ctx/sett-fake-llm"
+	cp "$ROOT/images/fakellm/Dockerfile" "$ctx/Dockerfile"
+	build_image sett-fake-llm:local "$ctx"
+}
+
+# build_coder: sett-agent-coder:local needs an image with git and the coding
+# CLI, which cannot be pulled here; without it the image is skipped (not an
+# error: make images must work offline).
+build_coder() {
+	local base=${CODER_BASE_IMAGE:-sett-coder-base:local} ctx=$TMP/coder
+	if ! docker image inspect "$base" >/dev/null 2>&1; then
+		log "skipping sett-agent-coder:local: its base $base (git + a coding CLI) is not present; see images/README.md"
+		return
+	fi
+	docker image inspect sett-cub:local >/dev/null 2>&1 || build_cub
+	mkdir -p "$ctx"
+	cp "$(binary sett-coder ./agents/coder)" "$ctx/sett-coder"
+	cp "$ROOT/agents/coder/Dockerfile" "$ctx/Dockerfile"
+	log "sett-agent-coder:local is built on $base"
+	build_image sett-agent-coder:local "$ctx" --build-arg "CODER_BASE_IMAGE=$base"
+}
+
 # find_redis: prints the host's redis-server binary, installing Debian's
 # redis-tools (the binary without the service) when it is missing.
 find_redis() {
@@ -227,14 +286,17 @@ build_redis() {
 }
 
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(orchestrator cub agents redis)
+[[ ${#targets[@]} -gt 0 ]] || targets=(orchestrator cub agents llm fakellm coder redis)
 for t in "${targets[@]}"; do
 	case $t in
 	orchestrator) build_orchestrator ;;
 	cub) build_cub ;;
 	agents) build_agents ;;
+	llm) build_llm ;;
+	fakellm) build_fakellm ;;
+	coder) build_coder ;;
 	redis) build_redis ;;
-	*) die "unknown image set $t (orchestrator, cub, agents, redis)" ;;
+	*) die "unknown image set $t (orchestrator, cub, agents, llm, fakellm, coder, redis)" ;;
 	esac
 done
 # A rebuilt base leaves its predecessor untagged once the images on it are
