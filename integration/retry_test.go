@@ -73,7 +73,7 @@ func TestRetryExhaustionEscalates(t *testing.T) {
 	s.Up("worker")
 	wf := s.PostGoal("never succeed")
 	w := s.WaitWorkflow(wf, wait)
-	if w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "worker failed 3 time(s)") {
+	if w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "agent worker failed (3 attempt(s))") {
 		t.Fatalf("workflow %s (%q), want failed after 3 attempts", w.Status, w.Outcome)
 	}
 	fails := failuresOf(s.Artefacts(wf))

@@ -43,6 +43,7 @@ agents:
     command: ["/bin/sh", "-c", "exit 3"]
     bidding_strategy: exclusive
     consumes: ["GoalDefined"]
+    retry: {max_attempts: 1}
 `,
 			code: ExitFailure,
 			want: []string{"failed: agent coder failed", "ToolExecutionFailure", "Failure"},

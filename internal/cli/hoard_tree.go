@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
-	"github.com/settdev/sett/internal/orchestrator"
+	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -194,6 +196,13 @@ func (p *provenance) artefactNode(a *blackboard.Artefact, withType bool) *treeNo
 	for _, logical := range p.children[a.ID] {
 		n.children = append(n.children, p.threadNode(logical))
 	}
+	// The review policy's decision reads after the reviews it weighed.
+	for _, c := range p.claims[a.ID] {
+		if c.ReviewDecision != "" {
+			n.children = append(n.children, &treeNode{text: "review decision (claim " + shortID(c.ID) + "): " + oneLine(c.ReviewDecision),
+				colour: colourMagenta})
+		}
+	}
 	return n
 }
 
@@ -224,15 +233,28 @@ func artefactLine(a *blackboard.Artefact, withType bool) string {
 
 // verdictText reads a review the way the orchestrator does.
 func verdictText(a *blackboard.Artefact) string {
-	v := orchestrator.JudgeReview(a.Payload)
+	v := judge(a)
 	s := "✗ reject"
-	if v.Approve {
+	if v.Approves() {
 		s = "✓ approve"
 	}
 	if v.Severity != "" {
 		s += " (" + v.Severity + ")"
 	}
 	return s
+}
+
+// judge reads a review with the memory its author left, as the review
+// policy does.
+func judge(a *blackboard.Artefact) reviewpolicy.Verdict {
+	var m *memory.AgentMemory
+	if a.Memory != "" {
+		var doc memory.AgentMemory
+		if json.Unmarshal([]byte(a.Memory), &doc) == nil {
+			m = &doc
+		}
+	}
+	return reviewpolicy.Judge(a.Payload, m)
 }
 
 // claimNode describes a claim with its status and outcome.
@@ -261,7 +283,7 @@ func artefactColour(a *blackboard.Artefact) colour {
 	case blackboard.StructuralFailure:
 		return colourRed
 	case blackboard.StructuralReview:
-		if orchestrator.JudgeReview(a.Payload).Approve {
+		if judge(a).Approves() {
 			return colourGreen
 		}
 		return colourYellow

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -119,6 +120,19 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 			return Retry, err
 		}
 	}
+	upstream := make([]*blackboard.Artefact, 0, len(byID))
+	upstream = append(upstream, chain.Artefacts...)
+	for _, id := range view.Claim.AdditionalContextIDs {
+		if a := byID[id]; a != nil {
+			upstream = append(upstream, a)
+		}
+	}
+	input.Memory.Shared = sharedMemory(view.SharedMemory)
+	input.Memory.Upstream = upstreamMemories(upstream)
+	if g.Grant != blackboard.GrantLearn {
+		omitReviewPayloads(input.ContextChain, input.Memory.Upstream)
+		omitReviewPayloads(input.Feedback, input.Memory.Upstream)
+	}
 	stdin, err := json.Marshal(input)
 	if err != nil {
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
@@ -223,6 +237,16 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		return w.failure(view, g, failureInfo{kind: "tool_error", detail: out.Error, exitCode: res.ExitCode,
 			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.set.Command))
 	}
+	var mem string
+	if out.Memory != nil {
+		m, err := memory.ParseAgentMemory(out.Memory)
+		if err != nil {
+			return w.failure(view, g, failureInfo{kind: "invalid_output", detail: "memory: " + err.Error(), exitCode: res.ExitCode,
+				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+		}
+		b, _ := json.Marshal(m) // plain data always marshals
+		mem = string(b)
+	}
 	id := blackboard.NewID()
 	a := &blackboard.Artefact{
 		ID: id, LogicalID: id, Version: 1,
@@ -236,6 +260,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		ClaimID:         g.ClaimID,
 		Summary:         out.Summary,
 		Depth:           target.Depth + 1,
+		Memory:          mem,
 		Metadata: map[string]string{
 			"grant": string(g.Grant), "token": g.Token,
 			"tool_duration_ms": strconv.FormatInt(res.Duration.Milliseconds(), 10),

@@ -93,7 +93,7 @@ func (a *ClaimAdvancer) rejected(ctx context.Context, st *blackboard.ClaimState)
 	}
 	a.m.ApprovalsDecided.WithLabelValues(string(blackboard.ApprovalRejected)).Inc()
 	if a.set.Approvals.OnReject == config.OnRejectRework {
-		return a.feedbackLoop(ctx, st, target, []*blackboard.Artefact{review})
+		return a.feedbackLoop(ctx, st, target, []*blackboard.Artefact{review}, "")
 	}
 	who := cl.Approval.By
 	if who == "" {

@@ -100,10 +100,18 @@ func settled(err error) bool {
 // also looks for granted agents whose work lease expired (timers and the
 // reconciler set it; events do not, to keep the hot path short).
 func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
-	if err := a.advance(ctx, claimID, workflowHint, checkLeases); !settled(err) {
-		return err
+	for try := 0; ; try++ {
+		err := a.advance(ctx, claimID, workflowHint, checkLeases)
+		// Another claim of the workflow merged into the shared memory
+		// first: read again and merge on top of it.
+		if errors.Is(err, blackboard.ErrStaleMemory) && try < 5 {
+			continue
+		}
+		if !settled(err) {
+			return err
+		}
+		return nil
 	}
-	return nil
 }
 
 // AdvanceConsensus handles a bids_complete event: it resolves consensus
@@ -189,6 +197,11 @@ func (a *ClaimAdvancer) consensus(ctx context.Context, st *blackboard.ClaimState
 // grantFrom grants the first phase at or after p that has bidders, or
 // completes the claim when none is left.
 func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event) error {
+	return a.grantFromWith(ctx, st, p, bids, silent, events, "")
+}
+
+// grantFromWith is grantFrom recording a review decision on the claim.
+func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event, decision string) error {
 	cl := st.Claim
 	for ; p < phaseCount; p++ {
 		info := phaseInfo[p]
@@ -208,7 +221,7 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
-			Set:        blackboard.ClaimPatch{Attempts: 1},
+			Set:        blackboard.ClaimPatch{Attempts: 1, ReviewDecision: decision},
 			IgnoreBids: silent, Grants: map[string]string{},
 			ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
 			Gate:   a.gate(),
@@ -251,14 +264,17 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 		a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
 		reason = "No agent bid (dead end)."
 	}
-	t := blackboard.Transition{IgnoreBids: silent}
+	t := blackboard.Transition{IgnoreBids: silent, Set: blackboard.ClaimPatch{ReviewDecision: decision}}
 	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
 		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))...)
 }
 
-// phase waits until every granted agent delivered, then moves on: judges
-// reviews, advances to the next phase, or completes. A Failure ends the
-// claim at once, even while other agents still work.
+// phase waits until every granted agent delivered, then moves on: merges
+// the agents' memories into the workflow's shared memory, judges reviews
+// by the review policy, advances to the next phase, or completes. A
+// failed tool is retried by its agent's policy; when it has no attempt
+// left the claim ends (a reviewer's failure counts as a failed review
+// instead, for the policy to weigh).
 func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, checkLeases bool) error {
 	cl := st.Claim
 	granted := cl.GrantedAgents()
@@ -273,11 +289,22 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		}
 	}
 	if len(failed) > 0 {
-		exhausted, arts, err := a.failures(ctx, st, failed)
-		if err != nil || len(exhausted) == 0 {
+		exhausted, arts, progressed, err := a.failures(ctx, st, failed)
+		switch {
+		case err != nil:
 			return err
+		case len(exhausted) > 0:
+			return a.escalate(ctx, st, exhausted, arts)
+		case progressed:
+			// The claim changed (a retry stored, or a reviewer's failure
+			// made final): decide again from its new state.
+			return a.advance(ctx, cl.ID, cl.WorkflowID, false)
 		}
-		return a.escalate(ctx, st, exhausted, arts)
+		for _, agent := range failed {
+			if !cl.Retries[agent].Final {
+				return nil // a retry is still to come
+			}
+		}
 	}
 	if len(missing) > 0 {
 		if checkLeases {
@@ -289,23 +316,23 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		return a.learnPhase(ctx, st)
 	}
 	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
+	b, err := a.boundary(ctx, st, granted)
+	if err != nil {
+		return err
+	}
 	switch cl.Status {
 	case blackboard.ClaimPendingReview:
-		// Reviews are judged by their payload: read them, with the target
-		// a rejection sends back, in one round trip.
-		target, outputs, err := a.readOutputs(ctx, st, granted)
-		if err != nil {
+		return a.reviewOutcome(ctx, b)
+	case blackboard.ClaimPendingParallel:
+		if err := a.mergeMemory(ctx, b, nil); err != nil {
 			return err
 		}
-		return a.reviewOutcome(ctx, st, target, outputs)
-	case blackboard.ClaimPendingParallel:
 		return a.grantFrom(ctx, st, phaseExclusive, st.Bids, nil, nil)
 	case blackboard.ClaimPendingAssignment:
-		_, outputs, err := a.readOutputs(ctx, st, granted)
-		if err != nil {
+		if err := a.mergeMemory(ctx, b, nil); err != nil {
 			return err
 		}
-		out := outputs[cl.GrantedExclusiveAgent]
+		out := b.outputs[cl.GrantedExclusiveAgent]
 		reason := fmt.Sprintf("Rework delivered as version %d: [%s]", out.Version, out.ID)
 		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventArtefactReworked, cl, cl.GrantedExclusiveAgent, map[string]string{
@@ -314,56 +341,13 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 			}),
 			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
 	default:
+		if err := a.mergeMemory(ctx, b, nil); err != nil {
+			return err
+		}
 		reason := "All phases complete."
 		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
 	}
-}
-
-// readOutputs reads the claim's target and the given agents' outputs in
-// one round trip.
-func (a *ClaimAdvancer) readOutputs(ctx context.Context, st *blackboard.ClaimState, agents []string) (*blackboard.Artefact, map[string]*blackboard.Artefact, error) {
-	cl := st.Claim
-	ids := []string{cl.ArtefactID}
-	for _, agent := range agents {
-		ids = append(ids, st.Outputs[agent])
-	}
-	arts, err := a.bb.GetArtefacts(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	outputs := make(map[string]*blackboard.Artefact, len(agents))
-	for i, agent := range agents {
-		if arts[i+1] == nil {
-			return nil, nil, fmt.Errorf("orchestrator: claim %s: output %s of %s does not exist", cl.ID, ids[i+1], agent)
-		}
-		outputs[agent] = arts[i+1]
-	}
-	return arts[0], outputs, nil
-}
-
-// reviewOutcome moves on when every review approves and starts the
-// feedback loop otherwise.
-func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, outputs map[string]*blackboard.Artefact) error {
-	cl := st.Claim
-	var rejections []*blackboard.Artefact
-	var events []blackboard.Event
-	for _, agent := range cl.GrantedReviewAgents {
-		review := outputs[agent]
-		v := JudgeReview(review.Payload)
-		if v.Approve {
-			events = append(events, a.event(blackboard.EventReviewApproved, cl, agent, map[string]string{"review_id": review.ID}))
-			continue
-		}
-		rejections = append(rejections, review)
-	}
-	if len(rejections) == 0 {
-		return a.grantFrom(ctx, st, phaseParallel, st.Bids, nil, events)
-	}
-	if target == nil {
-		return fmt.Errorf("orchestrator: claim %s: target artefact %s is missing", cl.ID, cl.ArtefactID)
-	}
-	return a.feedbackLoop(ctx, st, target, rejections)
 }
 
 // checkLeases re-grants (or gives up on) granted agents whose work lease

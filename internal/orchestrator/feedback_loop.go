@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -28,13 +29,18 @@ const (
 // already written (ErrExists) and goes on to the final compare-and-set of
 // the original claim. Exactly one feedback claim can ever exist per
 // rejected claim.
-func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, rejections []*blackboard.Artefact) error {
+//
+// decision is the review policy's decision that led here (recorded on the
+// claim), extra the events to record with the step.
+func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, rejections []*blackboard.Artefact, decision string, extra ...blackboard.Event) error {
 	cl := st.Claim
 	reviewIDs := make([]string, len(rejections))
-	events := make([]blackboard.Event, 0, len(rejections)+2)
+	events := make([]blackboard.Event, 0, len(rejections)+len(extra)+2)
+	events = append(events, extra...)
 	for i, r := range rejections {
 		reviewIDs[i] = r.ID
-		v := JudgeReview(r.Payload)
+		m, _ := agentMemory(r)
+		v := reviewpolicy.Judge(r.Payload, m)
 		events = append(events, a.event(blackboard.EventReviewRejected, cl, r.ProducedByAgent, map[string]string{
 			"review_id": r.ID, "severity": v.Severity, "verdict_reason": v.Reason,
 			"target_version": strconv.Itoa(target.Version),
@@ -58,7 +64,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 		events = append(events, a.event(blackboard.EventClaimTerminatedMaxIterations, cl, "", map[string]string{
 			"reason": reason, "failure_id": failure, "iterations": strconv.Itoa(iteration), "limit": strconv.Itoa(limit),
 		}))
-		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+		return a.finishWith(ctx, st, blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: decision}}, blackboard.ClaimTerminated, reason, true,
 			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, short(target.LogicalID), limit), events...)
 	}
 
@@ -120,7 +126,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 	}
 	failpoint.Hit("feedback-claim-created")
 	reason := fmt.Sprintf("Terminated due to negative review feedback. See artefacts: [%s]", strings.Join(reviewIDs, ", "))
-	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID}}
+	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID, ReviewDecision: decision}}
 	// The feedback claim already holds the workflow's open item for this
 	// work (AddsItem), so closing ours cannot end the workflow early.
 	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", events...)

@@ -27,6 +27,8 @@ type Metrics struct {
 	QueueDepth         prometheus.Gauge
 	Paused             prometheus.Gauge
 	Retries            *prometheus.CounterVec // outcome: scheduled|granted|exhausted|permanent
+	MemoryMerges       prometheus.Counter
+	ReviewDecisions    *prometheus.CounterVec // outcome: proceed|rework|fail
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered,
@@ -76,12 +78,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "paused", Help: "1 while the instance is paused (sett pause or .sett_stop)."}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "retries_total", Help: "Tool failures handled by the retry policy, by outcome (scheduled, granted, exhausted, permanent)."}, []string{"outcome"}),
+		MemoryMerges: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "memory_merges_total", Help: "Merges of agents' memories into a workflow's shared memory."}),
+		ReviewDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "review_decisions_total", Help: "Review phases decided by the review policy, by outcome."}, []string{"outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.ClaimsCreated, m.ClaimsFinished, m.Bids, m.BidTimeouts, m.Grants, m.ConsensusLatency,
 			m.PhaseLatency, m.FeedbackIterations, m.LeasesLost, m.WorkflowsEnded, m.Events, m.EventLag, m.Leading,
 			m.ApprovalsRequested, m.ApprovalsDecided, m.ApprovalsPending, m.Learnings,
-			m.QueueWait, m.QueueDepth, m.Paused, m.Retries)
+			m.QueueWait, m.QueueDepth, m.Paused, m.Retries, m.MemoryMerges, m.ReviewDecisions)
 	}
 	return m
 }

@@ -39,36 +39,46 @@ func (j *jitter) next(p retrypolicy.Policy, attempt int, f retrypolicy.FailureFa
 	return p.Next(attempt, f, j.rnd)
 }
 
-// failures handles the phase's agents whose outputs are Failures; it
-// returns the agents whose retries are exhausted (or whose failure is
-// permanent), after storing every decision about the others.
-func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState, failed []string) ([]string, []*blackboard.Artefact, error) {
+// failures handles the phase's agents whose outputs are Failures. It
+// stores every retry decision (a backoff, a due re-grant, a reviewer out
+// of attempts, whose review then counts as failed) and reports progressed
+// when it changed the claim; it returns the non-reviewers whose failures
+// are final (retries exhausted, or permanent), which end the claim.
+func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState, failed []string) (exhausted []string, arts []*blackboard.Artefact, progressed bool, err error) {
 	cl := st.Claim
-	ids := make([]string, len(failed))
-	for i, agent := range failed {
+	var pending []string
+	for _, agent := range failed {
+		if !cl.Retries[agent].Final {
+			pending = append(pending, agent)
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil, false, nil
+	}
+	ids := make([]string, len(pending))
+	for i, agent := range pending {
 		ids[i] = st.Outputs[agent]
 	}
-	arts, err := a.bb.GetArtefacts(ctx, ids)
+	found, err := a.bb.GetArtefacts(ctx, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	retries := make(map[string]blackboard.RetryState, len(cl.Retries)+len(failed))
+	retries := make(map[string]blackboard.RetryState, len(cl.Retries)+len(pending))
 	for k, v := range cl.Retries {
 		retries[k] = v
 	}
 	kind := cl.GrantKind()
+	review := kind == blackboard.GrantReview
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Grants: map[string]string{}, Gate: a.gate(),
 	}
 	changed := false
 	next := time.Duration(-1)
-	var exhausted []string
-	var exhaustedArts []*blackboard.Artefact
-	for i, agent := range failed {
-		f := arts[i]
+	for i, agent := range pending {
+		f := found[i]
 		if f == nil {
-			return nil, nil, fmt.Errorf("orchestrator: claim %s: failure %s of %s does not exist", cl.ID, ids[i], agent)
+			return nil, nil, false, fmt.Errorf("orchestrator: claim %s: failure %s of %s does not exist", cl.ID, ids[i], agent)
 		}
 		policy := a.set.retryPolicy(agent, kind)
 		rs := retries[agent]
@@ -98,9 +108,12 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 		rs.Failed++
 		rs.Failures = append(rs.Failures, f.ID)
 		decision := a.jitter.next(policy, rs.Failed, failureFacts(f))
+		if review && a.set.ReviewRoles[agent].Advisory {
+			// An advisory reviewer's failure is ignored: nobody waits for
+			// a retry of it.
+			decision = retrypolicy.Retry{Reason: "advisory reviewer: its failure is ignored"}
+		}
 		if !decision.Again {
-			exhausted = append(exhausted, agent)
-			exhaustedArts = append(exhaustedArts, f)
 			outcome := "exhausted"
 			if rs.Failed < policy.Attempts() {
 				outcome = "permanent"
@@ -108,6 +121,16 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 			a.m.Retries.WithLabelValues(outcome).Inc()
 			a.log.Warn().Str("claim_id", cl.ID).Str("agent", agent).Str("failure_id", f.ID).Str("why", decision.Reason).
 				Msg("no retry")
+			if review {
+				// The review counts as failed; the review policy decides
+				// what that means for the phase.
+				rs.Final, rs.DueMs, rs.FailureID = true, 0, f.ID
+				retries[agent] = rs
+				changed = true
+				continue
+			}
+			exhausted = append(exhausted, agent)
+			arts = append(arts, f)
 			continue
 		}
 		rs.DueMs, rs.FailureID = st.NowMs+decision.Delay.Milliseconds(), f.ID
@@ -122,11 +145,14 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 		next = minPositive(next, decision.Delay)
 		changed = true
 	}
-	if len(exhausted) > 0 || !changed {
-		if !changed && next >= 0 && len(exhausted) == 0 {
-			return nil, nil, a.rearm(ctx, cl, next)
+	if len(exhausted) > 0 {
+		return exhausted, arts, false, nil
+	}
+	if !changed {
+		if next >= 0 {
+			return nil, nil, false, a.rearm(ctx, cl, next)
 		}
-		return exhausted, exhaustedArts, nil
+		return nil, nil, false, nil
 	}
 	t.Set.Retries = retries
 	if next >= 0 {
@@ -135,7 +161,10 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 	if len(t.Grants) == 0 {
 		t.Gate = nil // only a re-grant is subject to the scheduler
 	}
-	return nil, nil, a.transition(ctx, t)
+	if err := a.transition(ctx, t); err != nil {
+		return nil, nil, false, err
+	}
+	return nil, nil, true, nil
 }
 
 // escalate ends the claim because agents' failures are final (retries
@@ -143,13 +172,14 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 // recorded and queued for the escalation hook.
 func (a *ClaimAdvancer) escalate(ctx context.Context, st *blackboard.ClaimState, agents []string, failures []*blackboard.Artefact) error {
 	cl := st.Claim
-	var ids, why []string
+	var ids, why, short []string
 	for i, f := range failures {
 		rs := cl.Retries[agents[i]]
 		// Every attempt's Failure, the last one (not yet in the state) too.
 		ids = append(ids, rs.Failures...)
 		ids = append(ids, f.ID)
 		why = append(why, fmt.Sprintf("%s failed %d time(s), last: %s", agents[i], rs.Failed+1, f.Summary))
+		short = append(short, fmt.Sprintf("agent %s failed (%d attempt(s)): %s", agents[i], rs.Failed+1, f.Summary))
 	}
 	reason := fmt.Sprintf("Terminated due to agent failure (%s). See Failure artefacts: [%s]", strings.Join(why, "; "), strings.Join(ids, ", "))
 	fields := map[string]string{
@@ -158,8 +188,7 @@ func (a *ClaimAdvancer) escalate(ctx context.Context, st *blackboard.ClaimState,
 	last := failures[len(failures)-1].ID
 	esc := a.event(blackboard.EventWorkflowEscalated, cl, agents[0], fields)
 	t := blackboard.Transition{Queue: []blackboard.Event{esc}}
-	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true,
-		fmt.Sprintf("escalated: %s", strings.Join(why, "; ")),
+	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, strings.Join(short, "; "),
 		a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agents[0], map[string]string{
 			"reason": reason, "failure_id": last, "failure_type": failures[0].Type,
 		}), esc)

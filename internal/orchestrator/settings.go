@@ -7,6 +7,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/escalation"
 	"github.com/settdev/sett/internal/retrypolicy"
+	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -52,6 +53,11 @@ type Settings struct {
 	// them gets retrypolicy.DefaultPolicy.
 	Retry       map[string]retrypolicy.Policy
 	ReviewRetry map[string]retrypolicy.Policy
+	// ReviewPolicy decides review phases from verdicts and severities;
+	// ReviewRoles says how each reviewer counts (blocking, required,
+	// advisory). The zero policy is completed by its defaults.
+	ReviewPolicy reviewpolicy.Policy
+	ReviewRoles  map[string]reviewpolicy.Role
 	// Escalation is the hook run with every workflow_escalated event
 	// (escalation in sett.yml); an empty command disables it.
 	Escalation escalation.Hook
@@ -84,6 +90,7 @@ func SettingsFrom(c *config.Config) Settings {
 	rules := make(map[string]bidding.Rules, len(c.Agents))
 	limits := make(map[string]int, len(c.Agents))
 	retry := make(map[string]retrypolicy.Policy, len(c.Agents))
+	roles := make(map[string]reviewpolicy.Role, len(c.Agents))
 	reviewRetry := make(map[string]retrypolicy.Policy, len(c.Agents))
 	for _, name := range c.AgentNames() {
 		a, _ := c.Agent(name)
@@ -92,6 +99,7 @@ func SettingsFrom(c *config.Config) Settings {
 		limits[name] = a.MaxConcurrent
 		retry[name] = a.Retry.Policy(false)
 		reviewRetry[name] = a.Retry.Policy(true)
+		roles[name] = a.Review.Role()
 	}
 	o := c.Orchestrator
 	return Settings{
@@ -109,6 +117,8 @@ func SettingsFrom(c *config.Config) Settings {
 		AgentLimits:          limits,
 		Retry:                retry,
 		Escalation:           c.Escalation.Hook(),
+		ReviewPolicy:         o.ReviewPolicy.Policy(),
+		ReviewRoles:          roles,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
 	}
@@ -140,6 +150,7 @@ func (s *Settings) applyDefaults() {
 	if s.MaxGrantAttempts < 1 {
 		s.MaxGrantAttempts = 2
 	}
+	s.ReviewPolicy = s.ReviewPolicy.WithDefaults()
 	if s.HeartbeatTTL <= 0 {
 		s.HeartbeatTTL = 10 * time.Second
 	}

@@ -60,6 +60,13 @@ type Artefact struct {
 	Summary         string            `json:"summary,omitempty"`
 	CreatedAtMs     int64             `json:"created_at_ms"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
+	// ProducedByAgent is the agent that wrote it ("" for goals and the
+	// orchestrator's artefacts); memory.upstream is keyed by it.
+	ProducedByAgent string `json:"produced_by_agent,omitempty"`
+	// PayloadOmitted is true when the payload was left out because its
+	// author's compact memory (memory.upstream[ProducedByAgent]) stands
+	// for it: read the memory first, as seed 003 asks.
+	PayloadOmitted bool `json:"payload_omitted,omitempty"`
 }
 
 // MarshalJSON encodes a nil SourceArtefacts as [].

@@ -228,7 +228,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	var memRev *redis.StringCmd
+	var memRev, shared *redis.StringCmd
 	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
 		var reads [3]*redis.MapStringStringCmd
 		pipe := c.rdb.Pipeline()
@@ -239,6 +239,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 		reads[1] = pipe.HGetAll(ctx, c.keys.Artefact(g.ArtefactID))
 		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))
 		memRev = pipe.HGet(ctx, c.keys.ToolMemory(), "rev")
+		shared = pipe.HGet(ctx, c.keys.SharedMemory(g.WorkflowID), "json")
 		_, err := pipe.Exec(ctx)
 		if errors.Is(err, redis.Nil) {
 			err = nil // no tool memory published yet
@@ -272,5 +273,6 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 		return nil, fmt.Errorf("workflow %s: %w", g.WorkflowID, err)
 	}
 	v.ToolMemoryRev, _ = strconv.ParseInt(memRev.Val(), 10, 64)
+	v.SharedMemory = shared.Val()
 	return v, nil
 }

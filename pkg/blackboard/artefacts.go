@@ -84,6 +84,14 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 	if meta, _ := json.Marshal(a.Metadata); len(meta) > MaxFieldBytes {
 		return bad("metadata is %d bytes, over the limit of %d", len(meta), MaxFieldBytes)
 	}
+	if a.Memory != "" {
+		if len(a.Memory) > MaxFieldBytes || !json.Valid([]byte(a.Memory)) || a.Memory[0] != '{' {
+			return bad("memory must be a JSON object of at most %d bytes", MaxFieldBytes)
+		}
+		if a.ProducedByAgent == "" {
+			return bad("memory needs produced_by_agent (whose memory it is)")
+		}
+	}
 	return nil
 }
 
@@ -158,7 +166,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.WorkflowArtefactIndex(a.WorkflowID), c.keys.ArtefactIDIndex(), c.keys.Events(),
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
 		c.keys.OrchestratorQueue(), lease, inbox, failures, running, waiting, replicas,
-		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(),
+		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(), c.keys.WorkflowMemories(a.WorkflowID),
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

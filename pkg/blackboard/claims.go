@@ -209,6 +209,8 @@ type ClaimPatch struct {
 	Attempts              int
 	// Retries replaces the claim's retry states as a whole.
 	Retries map[string]RetryState
+	// ReviewDecision records the review policy's decision.
+	ReviewDecision string
 }
 
 func (p ClaimPatch) fields() []string {
@@ -222,6 +224,7 @@ func (p ClaimPatch) fields() []string {
 	h.str("completion_reason", p.CompletionReason)
 	h.int("attempts", int64(p.Attempts))
 	h.retries("retries", p.Retries)
+	h.str("review_decision", p.ReviewDecision)
 	out := make([]string, 0, 2*len(h))
 	for _, kv := range h {
 		out = append(out, kv[0], kv[1])
@@ -368,6 +371,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if len(t.Queue) > 0 {
 		req["queue"] = c.encodeEvents(t.Queue)
 	}
+
 	if t.Gate != nil {
 		req["global"] = map[string]any{"limit": t.Gate.Limit, "check": t.Gate.Check, "counts": t.Gate.Counts}
 	}
@@ -727,6 +731,9 @@ type GrantView struct {
 	// published), read in the same round trip so that a cub re-reads the
 	// learnings and handbook only when they changed.
 	ToolMemoryRev int64
+	// SharedMemory is the workflow's shared memory document ("" when no
+	// merge happened yet), read in the same round trip.
+	SharedMemory string
 }
 
 // ReadGrant reads a claim, its target artefact and its workflow in one

@@ -85,6 +85,7 @@ func artefactFields(a *Artefact) hashFields {
 	h.str("summary", a.Summary)
 	h.always("depth", strconv.Itoa(a.Depth))
 	h.object("metadata", a.Metadata)
+	h.str("memory", a.Memory)
 	return h
 }
 
@@ -120,6 +121,7 @@ func DecodeArtefact(m map[string]string) (*Artefact, error) {
 		Depth:           int(d.int("depth", false, 0)),
 		CreatedAtMs:     d.int("created_at_ms", true, 0),
 		Metadata:        d.object("metadata"),
+		Memory:          d.str("memory", false),
 	}
 	if d.err == nil && !a.StructuralType.Valid() {
 		d.fail("structural_type", "unknown value %q", a.StructuralType)
@@ -155,6 +157,7 @@ func claimFields(c *Claim) hashFields {
 	h.always("created_at_ms", strconv.FormatInt(c.CreatedAtMs, 10))
 	h.always("updated_at_ms", strconv.FormatInt(c.UpdatedAtMs, 10))
 	h.retries("retries", c.Retries)
+	h.str("review_decision", c.ReviewDecision)
 	h.int("waiting_since_ms", c.WaitingSinceMs)
 	h.str("waiting_reason", c.WaitingReason)
 	h.int("approval_requested_at_ms", c.Approval.RequestedAtMs)
@@ -201,6 +204,7 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		CreatedAtMs:           d.int("created_at_ms", true, 0),
 		UpdatedAtMs:           d.int("updated_at_ms", false, 0),
 		Retries:               d.retries("retries"),
+		ReviewDecision:        d.str("review_decision", false),
 		WaitingSinceMs:        d.int("waiting_since_ms", false, 0),
 		WaitingReason:         d.str("waiting_reason", false),
 		Approval: ClaimApproval{

@@ -59,6 +59,10 @@ var (
 	// owner.
 	ErrLeaseHeld = errors.New("blackboard: lease held by another replica")
 
+	// ErrStaleMemory is returned by a transition that merges a workflow's
+	// shared memory when another merge changed it since it was read.
+	ErrStaleMemory = errors.New("blackboard: shared memory changed meanwhile")
+
 	// ErrWaiting is returned by a granting transition that did not apply
 	// because the claim must wait: for a scheduler slot
 	// (max_concurrent_claims, or better-ranked claims first) or for the

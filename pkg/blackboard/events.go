@@ -69,6 +69,10 @@ const (
 	EventRetryGranted      EventType = "retry_granted"
 	EventWorkflowEscalated EventType = "workflow_escalated"
 	EventWorkflowReopened  EventType = "workflow_reopened"
+
+	// Memory and review policy (SPEC §10).
+	EventMemoryMerged   EventType = "memory_merged"
+	EventReviewDecision EventType = "review_decision"
 )
 
 // Event is one entry of the event stream: the audit log and the

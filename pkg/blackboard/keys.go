@@ -72,6 +72,20 @@ func (k Keys) WorkflowClaimIndex(workflowID string) string {
 	return k.prefix + "index:workflow:" + workflowID + ":claims"
 }
 
+// WorkflowMemories is the HASH of a workflow's agent memories: field the
+// agent name, value its latest memory (JSON with the artefact it came
+// with). Written with the result that carries it.
+func (k Keys) WorkflowMemories(workflowID string) string {
+	return k.prefix + "workflow:" + workflowID + ":memories"
+}
+
+// SharedMemory is the HASH of a workflow's shared memory (SPEC §10):
+// json (the merged document) and rev (bumped by every merge), written
+// only by the orchestrator, in the step that ends a phase.
+func (k Keys) SharedMemory(workflowID string) string {
+	return k.prefix + "workflow:" + workflowID + ":shared_memory"
+}
+
 // WorkflowIndex is the ZSET of every workflow id scored by start time.
 func (k Keys) WorkflowIndex() string { return k.prefix + "index:workflows" }
 

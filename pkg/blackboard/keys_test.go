@@ -38,6 +38,8 @@ func TestKeys(t *testing.T) {
 		{"WorkflowArtefactIndex", []string{"<wf>"}, "sett:<i>:index:workflow:<wf>"},
 		{"WorkflowClaimIndex", []string{"<wf>"}, "sett:<i>:index:workflow:<wf>:claims"},
 		{"WorkflowIndex", nil, "sett:<i>:index:workflows"},
+		{"WorkflowMemories", []string{"<wf>"}, "sett:<i>:workflow:<wf>:memories"},
+		{"SharedMemory", []string{"<wf>"}, "sett:<i>:workflow:<wf>:shared_memory"},
 		{"ArtefactIDIndex", nil, "sett:<i>:index:artefact_ids"},
 		{"ClaimIDIndex", nil, "sett:<i>:index:claim_ids"},
 		{"ActiveClaims", nil, "sett:<i>:index:claims:active"},

@@ -28,6 +28,9 @@ type Artefact struct {
 	Depth           int               `json:"depth"`
 	CreatedAtMs     int64             `json:"created_at_ms"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
+	// Memory is the producing agent's compact memory for this result
+	// (SPEC §10), as validated JSON; empty when the tool returned none.
+	Memory string `json:"memory,omitempty"`
 }
 
 // IsGoal reports whether the artefact starts its own workflow.
@@ -61,6 +64,9 @@ type Claim struct {
 	Rev               int       `json:"rev"`
 	CreatedAtMs       int64     `json:"created_at_ms"`
 	UpdatedAtMs       int64     `json:"updated_at_ms"`
+	// ReviewDecision is the review policy's decision on the claim's review
+	// phase, one line (rule and outcome), as `sett hoard -o tree` shows it.
+	ReviewDecision string `json:"review_decision,omitempty"`
 	// Retries records, per agent of the current phase whose tool failed,
 	// where its retry policy stands (SPEC §8).
 	Retries map[string]RetryState `json:"retries,omitempty"`
@@ -83,6 +89,10 @@ type RetryState struct {
 	// Failures lists every failed attempt's Failure artefact, oldest
 	// first.
 	Failures []string `json:"failures,omitempty"`
+	// Final is set when no attempt is left for a reviewer: its review
+	// counts as failed for the review policy (other agents' exhausted
+	// failures end the claim instead).
+	Final bool `json:"final,omitempty"`
 }
 
 // ClaimApproval records a claim's approval gate: when it was requested,

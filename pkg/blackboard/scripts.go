@@ -38,6 +38,7 @@ type scriptSet struct {
 	beat            *script
 	control         *script
 	releaseGrant    *script
+	writeShared     *script
 }
 
 func loadScriptSet() (*scriptSet, error) {
@@ -71,6 +72,7 @@ func loadScriptSet() (*scriptSet, error) {
 		"beat":                &s.beat,
 		"control":             &s.control,
 		"release_grant":       &s.releaseGrant,
+		"write_shared_memory": &s.writeShared,
 	} {
 		if *dst, err = read(name); err != nil {
 			return nil, err
@@ -82,7 +84,7 @@ func loadScriptSet() (*scriptSet, error) {
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
 		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow,
-		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant}
+		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later
@@ -161,6 +163,8 @@ func scriptError(name string, res []string) error {
 		base = ErrWorkflowEnded
 	case "BUDGET_EXCEEDED":
 		base = ErrBudgetExceeded
+	case "STALE_MEMORY":
+		base = ErrStaleMemory
 	case "HELD":
 		base = ErrLeaseHeld
 	case "ALREADY_DECIDED":

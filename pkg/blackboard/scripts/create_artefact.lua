@@ -22,6 +22,7 @@
 -- KEYS[19] capacity HASH            sett:<i>:scheduler:capacity
 -- KEYS[20] control HASH             sett:<i>:control
 -- KEYS[21] timers ZSET              sett:<i>:timers
+-- KEYS[22] workflow memories HASH   sett:<i>:workflow:<wf>:memories
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -94,11 +95,14 @@ end
 local ts = now_ms()
 local fields = {'HSET', KEYS[1]}
 local payload = ''
+local memory = ''
 for i = 2, #ARGV, 2 do
   fields[#fields + 1] = ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
   if ARGV[i] == 'payload' then
     payload = ARGV[i + 1]
+  elseif ARGV[i] == 'memory' then
+    memory = ARGV[i + 1]
   end
 end
 fields[#fields + 1] = 'created_at_ms'
@@ -120,6 +124,13 @@ if req.agent ~= nil and req.agent ~= '' then
   ack_inbox(KEYS[14], req.inbox_group, req.inbox_entry)
   release_agent({running = 16, waiting = 17, replicas = 18, capacity = 19, control = 20, inbox = 14,
     timers = 21, agent = req.agent}, req.claim_id, ts)
+  if memory ~= '' then
+    -- The agent's latest memory in this workflow, with the result it came
+    -- with (the memory was validated JSON before it got here; ids are
+    -- plain characters, so the document is built without re-encoding).
+    redis.call('HSET', KEYS[22], req.agent, '{"artefact_id":"' .. req.id .. '","claim_id":"' .. (req.claim_id or '') ..
+      '","at_ms":' .. tostring(ts) .. ',"memory":' .. memory .. '}')
+  end
 end
 
 if req.goal then
@@ -155,6 +166,10 @@ local announced = {
   'produced_by_role', req.produced_by_role,
   'depth', tostring(req.depth or 0),
 }
+if memory ~= '' then
+  announced[#announced + 1] = 'memory'
+  announced[#announced + 1] = '1'
+end
 emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, announced)
 -- The orchestrator acts on artefacts that need a claim and on results of
 -- a claim; reviews and failures without a claim are audit only.
