@@ -14,25 +14,20 @@ import (
 // reviews whose authors left a memory are passed without their payload,
 // so a rework reads four compact memories instead of four full reviews.
 
-// upstreamMemories renders, per agent, the latest memory carried by the
-// given artefacts (newest first, as the chain orders them).
-func upstreamMemories(arts []*blackboard.Artefact) map[string]string {
-	out := map[string]string{}
-	for _, a := range arts {
-		if a == nil || a.Memory == "" || a.ProducedByAgent == "" {
-			continue
-		}
-		if _, seen := out[a.ProducedByAgent]; seen {
-			continue
-		}
+// upstreamMemories renders the latest memory of every agent that worked
+// in the workflow before this grant (all the memories stored so far: an
+// agent's memory is stored with its result).
+func upstreamMemories(stored map[string]blackboard.StoredMemory) map[string]string {
+	if len(stored) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(stored))
+	for agent, sm := range stored {
 		var m memory.AgentMemory
-		if err := json.Unmarshal([]byte(a.Memory), &m); err != nil {
+		if err := json.Unmarshal([]byte(sm.Memory), &m); err != nil {
 			continue // stored validated; a bad one is simply not passed on
 		}
-		out[a.ProducedByAgent] = memory.RenderAgentMemory(a.ProducedByAgent, m)
-	}
-	if len(out) == 0 {
-		return nil
+		out[agent] = memory.RenderAgentMemory(agent, m)
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -120,15 +121,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 			return Retry, err
 		}
 	}
-	upstream := make([]*blackboard.Artefact, 0, len(byID))
-	upstream = append(upstream, chain.Artefacts...)
-	for _, id := range view.Claim.AdditionalContextIDs {
-		if a := byID[id]; a != nil {
-			upstream = append(upstream, a)
-		}
-	}
 	input.Memory.Shared = sharedMemory(view.SharedMemory)
-	input.Memory.Upstream = upstreamMemories(upstream)
+	input.Memory.Upstream = upstreamMemories(view.Memories)
 	if g.Grant != blackboard.GrantLearn {
 		omitReviewPayloads(input.ContextChain, input.Memory.Upstream)
 		omitReviewPayloads(input.Feedback, input.Memory.Upstream)
@@ -236,6 +230,12 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	if out.Error != "" {
 		return w.failure(view, g, failureInfo{kind: "tool_error", detail: out.Error, exitCode: res.ExitCode,
 			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+	}
+	if g.Grant == blackboard.GrantReview {
+		if err := reviewpolicy.CheckStructured(out.ArtefactPayload); err != nil {
+			return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode,
+				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+		}
 	}
 	var mem string
 	if out.Memory != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -147,6 +148,7 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 	if err := a.mergeMemory(ctx, b, update); err != nil {
 		return err
 	}
+	failpoint.Hit("review-merged")
 	a.m.ReviewDecisions.WithLabelValues(string(d.Outcome)).Inc()
 	a.log.Info().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("outcome", string(d.Outcome)).
 		Str("rule", string(d.Rule)).Str("event", string(blackboard.EventReviewDecision)).Msg(line)

@@ -229,6 +229,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	var memRev, shared *redis.StringCmd
+	var memories *redis.MapStringStringCmd
 	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
 		var reads [3]*redis.MapStringStringCmd
 		pipe := c.rdb.Pipeline()
@@ -240,6 +241,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 		reads[2] = pipe.HGetAll(ctx, c.keys.Workflow(g.WorkflowID))
 		memRev = pipe.HGet(ctx, c.keys.ToolMemory(), "rev")
 		shared = pipe.HGet(ctx, c.keys.SharedMemory(g.WorkflowID), "json")
+		memories = pipe.HGetAll(ctx, c.keys.WorkflowMemories(g.WorkflowID))
 		_, err := pipe.Exec(ctx)
 		if errors.Is(err, redis.Nil) {
 			err = nil // no tool memory published yet
@@ -274,5 +276,15 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 	}
 	v.ToolMemoryRev, _ = strconv.ParseInt(memRev.Val(), 10, 64)
 	v.SharedMemory = shared.Val()
+	if m := memories.Val(); len(m) > 0 {
+		v.Memories = make(map[string]StoredMemory, len(m))
+		for agent, raw := range m {
+			sm, err := decodeStoredMemory(agent, raw)
+			if err != nil {
+				continue // a memory that does not decode is not passed on; the grant still runs
+			}
+			v.Memories[agent] = sm
+		}
+	}
 	return v, nil
 }

@@ -734,6 +734,10 @@ type GrantView struct {
 	// SharedMemory is the workflow's shared memory document ("" when no
 	// merge happened yet), read in the same round trip.
 	SharedMemory string
+	// Memories are the latest memories of the workflow's agents (agent →
+	// document), read in the same round trip: what the tool receives as
+	// memory.upstream.
+	Memories map[string]StoredMemory
 }
 
 // ReadGrant reads a claim, its target artefact and its workflow in one
