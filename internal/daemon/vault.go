@@ -29,4 +29,3 @@ func vaultPath(cfg *config.Config, configPath string) string {
 	}
 	return cfg.Vault.ResolvedPath(dir)
 }
-
