@@ -80,6 +80,11 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	if err != nil {
 		return err
 	}
+	if cfg.Vault.Enabled() {
+		if err := scaffoldVault(out, cfg.Vault.ResolvedPath(filepath.Dir(cfgPath))); err != nil {
+			return err
+		}
+	}
 
 	fmt.Fprintf(out, "Starting instance %s (%s runtime, %d agents) from %s\n", name, rt.Name(), len(cfg.Agents), cfgPath)
 	view := newProgressView(out, app.IsTTY, styleFor(app))
