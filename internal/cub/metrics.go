@@ -14,6 +14,7 @@ type Metrics struct {
 	StartLatency prometheus.Histogram     // grant read from the inbox → tool process started
 	LeasesLost   prometheus.Counter
 	Artefacts    *prometheus.CounterVec // structural_type written
+	WriteRetries *prometheus.CounterVec // write: bid|grant|result
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered).
@@ -38,10 +39,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "leases_lost_total", Help: "Work leases found lost while the grant was held."}),
 		Artefacts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
 			Name: "artefacts_written_total", Help: "Artefacts written, by structural type."}, []string{"structural_type"}),
+		WriteRetries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
+			Name: "write_retries_total", Help: "Failed Redis writes retried in place, by write."}, []string{"write"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Bids, m.Grants, m.GrantsQueued, m.ToolsRunning, m.ToolDuration, m.ToolExits,
-			m.StartLatency, m.LeasesLost, m.Artefacts)
+			m.StartLatency, m.LeasesLost, m.Artefacts, m.WriteRetries)
 	}
 	return m
 }
