@@ -14,6 +14,7 @@ type Metrics struct {
 	StartLatency *metrics.Histogram    // grant read from the inbox → tool process started
 	LeasesLost   *metrics.Counter
 	Artefacts    *metrics.CounterVec // structural_type written
+	WriteRetries *metrics.CounterVec // write: bid|grant|result
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered).
@@ -38,6 +39,8 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 			Name: "leases_lost_total", Help: "Work leases found lost while the grant was held."}),
 		Artefacts: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
 			Name: "artefacts_written_total", Help: "Artefacts written, by structural type."}, "structural_type"),
+		WriteRetries: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "write_retries_total", Help: "Failed Redis writes retried in place, by write."}, "write"),
 	}
 	return m
 }
