@@ -34,6 +34,9 @@ type Config struct {
 	// Escalation is the optional hook run when a workflow is escalated.
 	Escalation EscalationConfig `yaml:"escalation"`
 
+	// Retention bounds how much history Redis keeps (SPEC §4).
+	Retention RetentionConfig `yaml:"retention"`
+
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 

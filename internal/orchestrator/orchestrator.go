@@ -118,5 +118,6 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
 	run("stop_file_watcher", stopFile.Run)
+	run("janitor", NewJanitor(o.bb, o.set.Retention, o.log).Run)
 	wg.Wait()
 }
