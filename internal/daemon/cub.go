@@ -58,6 +58,9 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	for _, w := range warnings {
 		log.Warn().Str("config", c.configPath).Msg(w)
 	}
+	if err := isolateTools(ctx, &set, log); err != nil {
+		return err
+	}
 	srv := observability.NewServer(c.httpAddr)
 	if err := srv.Listen(); err != nil {
 		return err

@@ -19,12 +19,16 @@
 // # State
 //
 // Everything an instance owns lives under its state directory
-// <workspace>/.sett/local/<name>/:
+// <state home>/local/<name>-<hash>/ ($XDG_STATE_HOME/sett, default
+// ~/.local/state/sett, mode 0700: outside the workspace, where tools run;
+// a directory left in <workspace>/.sett/local/<name> by an earlier version
+// is moved there by the next Up):
 //
 //	redis/              Redis data (append-only file); kept by Down, removed by purge
 //	redis.password      the generated Redis password (mode 0600); kept with the data
 //	redis.conf          the Redis configuration (mode 0600: it holds the password)
-//	plan.json           what the supervisor runs (mode 0600: the children's environment holds the password)
+//	plan.json           what the supervisor runs (mode 0600: it holds the daemons' secrets, which reach them through a pipe, never their environment)
+//	run/<agent>/        the cub's ledger of running tools (tool.Ledger)
 //	status.json         written by the supervisor: the current pid, state and restarts of each component
 //	logs/<component>.log, logs/supervisor.log
 //

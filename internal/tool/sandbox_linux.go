@@ -1,0 +1,125 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	goruntime "runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// setNamespaces asks for a new mount and pid namespace for the child.
+func setNamespaces(a *syscall.SysProcAttr) {
+	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+}
+
+// ProbeSandbox reports whether helper can set up a sandbox here (nil) or
+// why not: it runs the helper with an empty request, which sets up the
+// namespaces and mounts and exits.
+func ProbeSandbox(ctx context.Context, helper string, hide []string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := json.Marshal(sandboxRequest{Hide: hide})
+	cmd := exec.CommandContext(ctx, helper, SandboxArg, string(req))
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	setNamespaces(cmd.SysProcAttr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if len(out) > 0 {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return err
+	}
+	return nil
+}
+
+// SandboxMain is the body of the sandbox helper (`<cub> __sett-sandbox
+// REQUEST`), already inside its new namespaces. It returns the exit code:
+// the tool's, 128+n when the tool died of signal n, or 125 when the
+// sandbox could not be set up (with the reason on stderr).
+func SandboxMain(args []string) int {
+	// The tool gets a parent-death signal: keep the thread that starts it.
+	goruntime.LockOSThread()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "sett sandbox:", err)
+		return 125
+	}
+	if len(args) != 1 {
+		return fail(errors.New("want one argument, the request"))
+	}
+	var req sandboxRequest
+	if err := json.Unmarshal([]byte(args[0]), &req); err != nil {
+		return fail(fmt.Errorf("bad request: %w", err))
+	}
+	if err := setupMounts(req); err != nil {
+		return fail(err)
+	}
+	if req.Path == "" {
+		return 0 // a probe
+	}
+	// The helper is the namespace's init: a SIGTERM to the process group
+	// reaches the tool directly; the helper only has to outlive it.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := &exec.Cmd{Path: req.Path, Args: req.Args, Env: os.Environ(),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	// Pdeathsig on the tool too: the helper is its parent.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("cannot start %s: %w", req.Path, err))
+	}
+	// Reap everything (orphans are re-parented to this process) until the
+	// tool itself exits.
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fail(fmt.Errorf("wait: %w", err))
+		}
+		if pid != cmd.Process.Pid {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
+}
+
+// setupMounts makes the mount namespace private, hides and protects what
+// the request names, and mounts a /proc of the new pid namespace.
+func setupMounts(req sandboxRequest) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	for _, dir := range req.ReadOnly {
+		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", dir, err)
+		}
+		if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("make %s read-only: %w", dir, err)
+		}
+	}
+	for _, dir := range req.Hide {
+		if _, err := os.Stat(dir); err != nil {
+			continue // nothing to hide
+		}
+		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500"); err != nil {
+			return fmt.Errorf("hide %s: %w", dir, err)
+		}
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	return nil
+}
