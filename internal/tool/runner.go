@@ -330,12 +330,20 @@ func startLocked(cmd *exec.Cmd) (waited <-chan error, err error) {
 		goruntime.LockOSThread()
 		// Never unlocked: a goroutine that ends locked takes its thread
 		// with it, which is harmless once the child is reaped.
-		if err := cmd.Start(); err != nil {
+		startMu.RLock()
+		err := cmd.Start()
+		if err == nil {
+			registerChild(cmd.Process.Pid)
+		}
+		startMu.RUnlock()
+		if err != nil {
 			started <- err
 			return
 		}
 		started <- nil
-		done <- cmd.Wait()
+		werr := cmd.Wait()
+		unregisterChild(cmd.Process.Pid)
+		done <- werr
 	}()
 	if err := <-started; err != nil {
 		return nil, err

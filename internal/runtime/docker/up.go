@@ -44,8 +44,14 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	user := r.opts.User
+	if user == "" && spec.Config != nil {
+		user = spec.Config.Services.Containers.User
+	}
 	if user == "" {
-		user = workspaceUser(spec.Workspace)
+		user = invokingUser()
+	}
+	if err := checkWorkspaceAccess(spec, user); err != nil {
+		return nil, err
 	}
 	internalRedis := spec.Config != nil && spec.Config.Services.Redis.URL == ""
 	var pw password
