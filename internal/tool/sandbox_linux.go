@@ -29,7 +29,7 @@ func ProbeSandbox(ctx context.Context, helper string, hide []string) error {
 	req, _ := json.Marshal(sandboxRequest{Hide: hide})
 	cmd := exec.CommandContext(ctx, helper, SandboxArg, string(req))
 	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	setNamespaces(cmd.SysProcAttr)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -61,6 +61,14 @@ func SandboxMain(args []string) int {
 	}
 	if err := setupMounts(req); err != nil {
 		return fail(err)
+	}
+	// The working directory still refers to the mount it was on before
+	// setupMounts: enter it again by name, so that a read-only bind over
+	// it applies to the tool too.
+	if wd, err := os.Getwd(); err == nil {
+		if err := os.Chdir(wd); err != nil {
+			return fail(fmt.Errorf("re-enter %s: %w", wd, err))
+		}
 	}
 	if req.Path == "" {
 		return 0 // a probe
