@@ -29,7 +29,7 @@ func ProbeSandbox(ctx context.Context, helper string, hide []string) error {
 	req, _ := json.Marshal(sandboxRequest{Hide: hide})
 	cmd := exec.CommandContext(ctx, helper, SandboxArg, string(req))
 	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	setNamespaces(cmd.SysProcAttr)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
