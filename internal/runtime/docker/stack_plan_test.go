@@ -256,3 +256,18 @@ func TestCreateOptionsConfineTheContainer(t *testing.T) {
 		t.Errorf("redis aliases %v", a)
 	}
 }
+
+func TestDaemonContainersGetAPidsLimitAndAReadOnlyRoot(t *testing.T) {
+	p := planFor(t, planYAML)
+	for _, s := range append(append([]containerSpec{}, p.Agents...), p.Orchestrator) {
+		hc := s.createOptions(p.Network).HostConfig
+		if hc.PidsLimit == nil || *hc.PidsLimit != config.DefaultPidsLimit || !hc.ReadonlyRootfs || hc.Tmpfs["/tmp"] == "" {
+			t.Errorf("%s: pids limit %v, read-only root %v, tmpfs %v; want %d, true and /tmp", s.Name, hc.PidsLimit, hc.ReadonlyRootfs, hc.Tmpfs, config.DefaultPidsLimit)
+		}
+	}
+	loose := planFor(t, planYAML+"services:\n  containers: {pids_limit: -1, writable_root: true}\n")
+	hc := loose.Agents[0].createOptions(loose.Network).HostConfig
+	if hc.PidsLimit != nil || hc.ReadonlyRootfs || hc.Tmpfs != nil {
+		t.Errorf("with pids_limit -1 and writable_root: %v %v %v", hc.PidsLimit, hc.ReadonlyRootfs, hc.Tmpfs)
+	}
+}
