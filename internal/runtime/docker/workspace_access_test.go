@@ -57,4 +57,3 @@ func TestCheckWorkspaceAccess(t *testing.T) {
 		})
 	}
 }
-
