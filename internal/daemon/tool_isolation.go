@@ -34,7 +34,7 @@ const leftoverWait = 30 * time.Second
 // predecessor left running (from the ledger in SETT_RUN_DIR) before
 // anything runs, so that a claim never runs twice at once, and sets up the
 // sandbox when SETT_TOOL_HIDE asks for one and the host allows it (Linux
-// namespaces need root or CAP_SYS_ADMIN). Without a sandbox it says what
+// namespaces: root, or unprivileged user namespaces). Without a sandbox it says what
 // is not enforced.
 func isolateTools(ctx context.Context, set *cub.Settings, log zerolog.Logger) error {
 	if dir := os.Getenv(EnvRunDir); dir != "" {
@@ -63,7 +63,7 @@ func isolateTools(ctx context.Context, set *cub.Settings, log zerolog.Logger) er
 		if set.WorkspaceReadOnly {
 			ro = "; workspace.mode ro is NOT enforced (the tool can write the workspace)"
 		}
-		log.Warn().Err(err).Msg("tools run without a sandbox (it needs Linux namespaces: root or CAP_SYS_ADMIN): they can read " +
+		log.Warn().Err(err).Msg("tools run without a sandbox (it needs Linux namespaces: root, or unprivileged user namespaces): they can read " +
 			strings.Join(dirs, ", ") + " as this user" + ro)
 		return nil
 	}

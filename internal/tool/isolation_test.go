@@ -210,3 +210,68 @@ func sleepers(arg string) []int {
 	}
 	return out
 }
+
+// unprivilegedEnv makes the test binary rerun one test as this uid.
+const unprivilegedEnv = "SETT_TOOL_TEST_AS_UID"
+
+// Without root the sandbox uses a user namespace: a tool of an ordinary
+// user cannot read that user's own state directory, nor write its ro
+// workspace. (Run as root, the test reruns itself as uid 65534.)
+func TestSandboxWithoutRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// t.TempDir's parent is private to root: use a directory uid 65534
+		// can reach.
+		dir, err := os.MkdirTemp("", "sett-sandbox-unpriv-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		self, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "tool.test")
+		if err := os.WriteFile(bin, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-test.run=^TestSandboxWithoutRoot$", "-test.v")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", unprivilegedEnv + "=65534", "TMPDIR=" + dir}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("as uid 65534: %v\n%s", err, out)
+		}
+		t.Logf("as uid 65534:\n%s", out)
+		return
+	}
+	ctx := context.Background()
+	if err := ProbeSandbox(ctx, os.Args[0], nil); err != nil {
+		t.Fatalf("ProbeSandbox as uid %d: %v (unprivileged user namespaces disabled?)", os.Geteuid(), err)
+	}
+	secretDir, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secretDir, "redis.password"), []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(secretDir, "redis.password")); err != nil || string(b) != "hunter2\n" {
+		t.Fatalf("the user cannot read its own secret (%v): the test would prove nothing", err)
+	}
+	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c",
+		`cat "$SECRET"/redis.password 2>&1; echo x > written 2>&1 || echo "write refused"; id -u; grep Cap /proc/self/status`},
+		Dir: ws, Env: []string{"PATH=/usr/bin:/bin", "SECRET=" + secretDir},
+		Sandbox: &Sandbox{HelperPath: os.Args[0], Hide: []string{secretDir}, ReadOnly: []string{ws}}})
+	out := string(r.Stdout) + string(r.Stderr)
+	if r.Failure != "" {
+		t.Fatalf("sandboxed run failed: %s: %s", r.Detail, out)
+	}
+	if strings.Contains(out, "hunter2") || !strings.Contains(out, "write refused") {
+		t.Errorf("the unprivileged sandbox leaked or let the tool write:\n%s", out)
+	}
+	if !strings.Contains(out, "\n"+strconv.Itoa(os.Geteuid())+"\n") || !strings.Contains(out, "CapEff:\t0000000000000000") {
+		t.Errorf("the tool does not run as uid %d without capabilities:\n%s", os.Geteuid(), out)
+	}
+	t.Logf("unprivileged sandbox:\n%s", out)
+}

@@ -9,8 +9,9 @@ import (
 // sandbox helper (see Sandbox) instead of a cub; cmd/cub dispatches on it.
 const SandboxArg = "__sett-sandbox"
 
-// Sandbox starts a tool in a private mount and pid namespace (Linux, with
-// CAP_SYS_ADMIN — the local runtime run as root): the helper covers each
+// Sandbox starts a tool in a private mount and pid namespace (Linux: as
+// root, or in a user namespace of its own where the kernel lets ordinary
+// users create them; see ProbeSandbox): the helper covers each
 // Hide directory with an empty read-only tmpfs (the state home, where the
 // Redis password is), bind-mounts each ReadOnly directory read-only over
 // itself (a workspace of mode ro), mounts a /proc that shows only the

@@ -15,9 +15,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setNamespaces asks for a new mount and pid namespace for the child.
+// setNamespaces asks for a new mount and pid namespace for the child. A
+// process without root also asks for a user namespace that maps only its
+// own uid and gid, where the helper holds CAP_SYS_ADMIN (as an ambient
+// capability, which survives its exec) for the mounts; it drops it before
+// the tool starts, so the tool runs as the same unprivileged user.
 func setNamespaces(a *syscall.SysProcAttr) {
 	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	if uid := os.Geteuid(); uid != 0 {
+		gid := os.Getegid()
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
 }
 
 // ProbeSandbox reports whether helper can set up a sandbox here (nil) or
@@ -62,6 +74,16 @@ func SandboxMain(args []string) int {
 	if err := setupMounts(req); err != nil {
 		return fail(err)
 	}
+	// The mounts are done: nothing the tool runs may keep CAP_SYS_ADMIN
+	// (without root it was an ambient capability of the user namespace).
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("drop ambient capabilities: %w", err))
+	}
+	if os.Geteuid() != 0 {
+		if err := clearCapabilities(); err != nil {
+			return fail(err)
+		}
+	}
 	// The working directory still refers to the mount it was on before
 	// setupMounts: enter it again by name, so that a read-only bind over
 	// it applies to the tool too.
@@ -102,6 +124,18 @@ func SandboxMain(args []string) int {
 		}
 		return ws.ExitStatus()
 	}
+}
+
+// clearCapabilities empties every capability set of this process (an
+// unprivileged helper's CAP_SYS_ADMIN in its user namespace), so the tool
+// starts with none.
+func clearCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
 }
 
 // setupMounts makes the mount namespace private, hides and protects what

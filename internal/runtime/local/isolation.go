@@ -20,8 +20,8 @@ func toolHiddenDirs(workspace string) []string {
 }
 
 // warnIsolation tells the user, once per Up, what the local runtime cannot
-// enforce on this host: without a sandbox (Linux namespaces: root or
-// CAP_SYS_ADMIN) tools run as the user and can read the state home,
+// enforce on this host: without a sandbox (Linux namespaces: root, or
+// unprivileged user namespaces) tools run as the user and can read the state home,
 // including the Redis password, and a workspace of mode ro stays writable;
 // resource limits are never applied.
 func warnIsolation(ctx context.Context, spec runtime.UpSpec, cub string) {
@@ -40,12 +40,12 @@ func warnIsolation(ctx context.Context, spec runtime.UpSpec, cub string) {
 		}
 	}
 	if err := tool.ProbeSandbox(ctx, cub, toolHiddenDirs(spec.Workspace)); err != nil {
-		msg := fmt.Sprintf("the local runtime cannot isolate tools here (no Linux namespaces: %v): tools run as uid %d and can read what that user can, including %s, which holds the instance's Redis password",
+		msg := fmt.Sprintf("the local runtime cannot isolate tools here (no Linux namespaces for this user: %v): tools run as uid %d and can read what that user can, including %s, which holds the instance's Redis password",
 			firstLine(err), os.Getuid(), instance.StateHome())
 		if len(ro) > 0 {
 			msg += fmt.Sprintf("; workspace.mode ro is not enforced for %s", strings.Join(ro, ", "))
 		}
-		spec.WarnFunc(msg + ". Use the Docker runtime, or run `sett up --runtime local` as root, for isolation (see README, Security)")
+		spec.WarnFunc(msg + ". Use the Docker runtime, or enable unprivileged user namespaces, for isolation (see README, \"What a tool can reach\")")
 	}
 	if len(limited) > 0 {
 		spec.WarnFunc(fmt.Sprintf("the local runtime does not apply resources (cpus, memory) or a pids limit: not enforced for %s", strings.Join(limited, ", ")))
