@@ -127,8 +127,10 @@ agents:
 	if strings.Contains(seen, "SETT_REDIS_URL") {
 		t.Errorf("the tool saw SETT_REDIS_URL somewhere:\n%s", seen)
 	}
-	if strings.Contains(seen, "wrote the workspace") {
-		t.Errorf("the tool wrote into its workspace of mode ro")
+	// The script's own text (in the /proc command lines) names the marker
+	// too: look only at what follows the write section's header.
+	if i := strings.LastIndex(seen, "\n--- write\n"); i < 0 || strings.Contains(seen[i:], "wrote the workspace") {
+		t.Errorf("the tool wrote into its workspace of mode ro (or its output lacks the write section)")
 	}
 	if _, err := os.Stat(filepath.Join(spec.Workspace, "ro-probe")); err == nil {
 		t.Errorf("ro-probe exists in the workspace")
