@@ -67,6 +67,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	if err := checkConflicts(ctx, cli, plan, spec.Force); err != nil {
 		return nil, err
 	}
+	warnUnenforcedLimits(ctx, cli, plan, spec.WarnFunc)
 	if err := r.ensureImages(ctx, cli, plan, progress); err != nil {
 		return nil, err
 	}
