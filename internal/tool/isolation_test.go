@@ -275,3 +275,19 @@ func TestSandboxWithoutRoot(t *testing.T) {
 	}
 	t.Logf("unprivileged sandbox:\n%s", out)
 }
+
+// A sandboxed tool can still be asked to stop: SIGTERM reaches it with its
+// default action (the helper catches it rather than ignore it, which the
+// tool would inherit).
+func TestSandboxedToolStopsOnSIGTERM(t *testing.T) {
+	if ProbeSandbox(context.Background(), os.Args[0], nil) != nil {
+		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
+		return
+	}
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; while :; do sleep 0.05; done"},
+		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 500 * time.Millisecond, StopGrace: 20 * time.Second,
+		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
+	if r.Failure != FailureTimeout || !strings.Contains(string(r.Stdout), "got-term") {
+		t.Errorf("failure %q, stdout %q: want a timeout that the tool saw as SIGTERM", r.Failure, r.Stdout)
+	}
+}

@@ -96,8 +96,15 @@ func SandboxMain(args []string) int {
 		return 0 // a probe
 	}
 	// The helper is the namespace's init: a SIGTERM to the process group
-	// reaches the tool directly; the helper only has to outlive it.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// reaches the tool directly; the helper only has to outlive it. The
+	// signals are caught, not ignored: an ignored signal would stay ignored
+	// in the tool across exec, and the tool could not be asked to stop.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range sigc {
+		}
+	}()
 	cmd := &exec.Cmd{Path: req.Path, Args: req.Args, Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	// Pdeathsig on the tool too: the helper is its parent.
