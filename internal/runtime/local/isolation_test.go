@@ -3,10 +3,12 @@ package local_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/local"
+	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -98,6 +101,25 @@ agents:
 		t.Errorf("state directory %s is not in the state home %s", rec.StateDir, state)
 	}
 
+	checkSnoop(t, rec, password, spec.Workspace)
+	// Outside the sandbox the cub's own /proc entries hold no password
+	// either: it arrived on a pipe.
+	cub := rec.Components["snoop"].PID
+	for _, f := range []string{"environ", "cmdline"} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(cub) + "/" + f)
+		if err != nil {
+			t.Fatalf("read the cub's %s: %v", f, err)
+		}
+		if strings.Contains(string(b), password) || strings.Contains(string(b), "SETT_REDIS_URL=") {
+			t.Errorf("/proc/%d/%s holds the Redis URL", cub, f)
+		}
+	}
+}
+
+// checkSnoop runs the snoop tool of rec once and fails the test if it
+// read the password, saw SETT_REDIS_URL or wrote its ro workspace.
+func checkSnoop(t *testing.T, rec *instance.Record, password, workspace string) {
+	t.Helper()
 	bb := dial(t, rec)
 	wf := postGoalAndWait(t, bb, "What can you read?")
 	page, err := bb.ListArtefacts(context.Background(), blackboard.PageQuery{WorkflowID: wf, Limit: 100})
@@ -132,20 +154,8 @@ agents:
 	if i := strings.LastIndex(seen, "\n--- write\n"); i < 0 || strings.Contains(seen[i:], "wrote the workspace") {
 		t.Errorf("the tool wrote into its workspace of mode ro (or its output lacks the write section)")
 	}
-	if _, err := os.Stat(filepath.Join(spec.Workspace, "ro-probe")); err == nil {
+	if _, err := os.Stat(filepath.Join(workspace, "ro-probe")); err == nil {
 		t.Errorf("ro-probe exists in the workspace")
-	}
-	// Outside the sandbox the cub's own /proc entries hold no password
-	// either: it arrived on a pipe.
-	cub := rec.Components["snoop"].PID
-	for _, f := range []string{"environ", "cmdline"} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(cub) + "/" + f)
-		if err != nil {
-			t.Fatalf("read the cub's %s: %v", f, err)
-		}
-		if strings.Contains(string(b), password) || strings.Contains(string(b), "SETT_REDIS_URL=") {
-			t.Errorf("/proc/%d/%s holds the Redis URL", cub, f)
-		}
 	}
 	t.Logf("what the tool read:\n%s", seen)
 }
@@ -249,4 +259,88 @@ func processRuns(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// The same as an ordinary user: `sett up --runtime local` run by uid
+// 65534 (the test runs as root and drops to it) gives its tools a sandbox
+// in a user namespace, so they find no password in that user's own state
+// home either.
+func TestToolsOfAnOrdinaryUserFindNoRedisPassword(t *testing.T) {
+	integration(t)
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test starts the instance as uid 65534 and must run as root; TestToolsFindNoRedisPassword covers the current user")
+	}
+	bin := stacktest.BuildCLI(t)
+	// The built binaries must be reachable by the other user.
+	if err := os.Chmod(filepath.Dir(bin.Sett), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("", "sett-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	for _, d := range []string{base, ws, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(home, ".local", "state", "sett")
+	name := redistest.Instance(t)
+	yaml := fmt.Sprintf(`version: "1.0"
+instance: %s
+orchestrator:
+  bid_timeout: 2s
+agents:
+  snoop:
+    command: ["sh", "-c", %q]
+    consumes: ["GoalDefined"]
+    environment:
+      STATE: %q
+      WS: %q
+`, name, snoopScript, state, ws)
+	if err := os.WriteFile(filepath.Join(ws, "sett.yml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{ws, home, filepath.Join(ws, "sett.yml")} {
+		if err := os.Chown(d, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sett := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin.Sett, append([]string{"--no-color"}, args...)...)
+		cmd.Dir = ws
+		cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(bin.Sett) + ":/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("sett %s as uid 65534: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := sett("up", "--runtime", "local")
+	t.Cleanup(func() { sett("down", "--purge") })
+	if strings.Contains(out, "cannot isolate tools") {
+		t.Errorf("sett up as an ordinary user warned that it cannot isolate tools (are unprivileged user namespaces disabled?):\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "instances", instance.Key(ws, name)+".json"))
+	if err != nil {
+		t.Fatalf("the instance record is not in the user's state home: %v\n%s", err, out)
+	}
+	var rec instance.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(rec.RedisURL)
+	password, _ := u.User.Password()
+	if len(password) < 16 {
+		t.Fatalf("password %q: the test would prove nothing", password)
+	}
+	checkSnoop(t, &rec, password, ws)
+	if st, err := os.Stat(filepath.Join(ws, ".sett")); err == nil {
+		t.Errorf("the workspace has a .sett (%v): state belongs in the state home", st.Mode())
+	}
 }
