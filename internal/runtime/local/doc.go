@@ -38,9 +38,12 @@
 // # Differences from the Docker runtime
 //
 // Everything runs as the user who ran `sett up`, on loopback ports chosen
-// at each Up. Tools run directly in the workspace: an agent's
-// workspace.mode of ro cannot be enforced without a container, and
-// resources limits are not applied. With services.redis.url set no Redis
+// at each Up. Where Linux namespaces are available (root, or unprivileged
+// user namespaces) each tool runs in a sandbox (tool.Sandbox): the state
+// home is hidden, /proc shows only the tool's processes, and an agent's
+// workspace.mode of ro is a read-only bind mount. Elsewhere tools run
+// directly, can read the state home, and ro is not enforced; Up says so
+// (WarnFunc). Resource limits are never applied. With services.redis.url set no Redis
 // is started, and Down never deletes anything from that Redis.
 //
 // The package is Unix-only at run time; elsewhere Up returns
