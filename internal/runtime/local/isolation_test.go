@@ -272,17 +272,23 @@ func TestToolsOfAnOrdinaryUserFindNoRedisPassword(t *testing.T) {
 		t.Fatal("this test starts the instance as uid 65534 and must run as root; TestToolsFindNoRedisPassword covers the current user")
 	}
 	bin := stacktest.BuildCLI(t)
-	// The built binaries must be reachable by the other user.
-	if err := os.Chmod(filepath.Dir(bin.Sett), 0o755); err != nil {
-		t.Fatal(err)
+	// The built binaries must be reachable by the other user (the umask
+	// may have made them private).
+	for _, p := range []string{filepath.Dir(bin.Sett), bin.Sett, bin.Cub, bin.Orchestrator} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	base, err := os.MkdirTemp("", "sett-unpriv-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil { // MkdirTemp made it private
+		t.Fatal(err)
+	}
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
-	for _, d := range []string{base, ws, home} {
+	for _, d := range []string{ws, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
