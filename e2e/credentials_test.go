@@ -85,7 +85,13 @@ agents:
 	toolEnv, rest, _ := strings.Cut(string(raw), "--- .sett:")
 	settDir, rest, _ := strings.Cut(rest, "--- cub environ:")
 	cubEnv, rest, _ := strings.Cut(rest, "--- every process:")
-	procs, rootFS, _ := strings.Cut(rest, "--- root fs:")
+	// The script's text (in the process dump) names the last header too:
+	// the real section is the last one.
+	i := strings.LastIndex(rest, "--- root fs:\n")
+	if i < 0 {
+		t.Fatalf("no root fs section in %q", rest)
+	}
+	procs, rootFS := rest[:i], rest[i:]
 	if strings.Contains(procs, password) || strings.Contains(procs, "SETT_REDIS_URL=") {
 		t.Errorf("the tool read the Redis URL from a process's environ or cmdline: %q", procs)
 	}
