@@ -37,13 +37,19 @@ type sandboxRequest struct {
 	// Path and Args are the tool's program and argv; empty for a probe.
 	Path string   `json:"path,omitempty"`
 	Args []string `json:"args,omitempty"`
+	// Relay asks the helper to start a second copy of itself in the new
+	// namespaces instead of being started in them (see needsRelay).
+	Relay bool `json:"relay,omitempty"`
 }
 
 // wrap makes cmd start the helper in new namespaces, with the tool's
 // program and arguments in the request.
 func (s *Sandbox) wrap(cmd *exec.Cmd) {
-	req, _ := json.Marshal(sandboxRequest{Hide: s.Hide, ReadOnly: s.ReadOnly, Path: cmd.Path, Args: cmd.Args})
+	relay := needsRelay()
+	req, _ := json.Marshal(sandboxRequest{Hide: s.Hide, ReadOnly: s.ReadOnly, Path: cmd.Path, Args: cmd.Args, Relay: relay})
 	cmd.Path = s.HelperPath
 	cmd.Args = []string{s.HelperPath, SandboxArg, string(req)}
-	setNamespaces(cmd.SysProcAttr)
+	if !relay {
+		setNamespaces(cmd.SysProcAttr)
+	}
 }

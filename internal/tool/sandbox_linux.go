@@ -32,17 +32,27 @@ func setNamespaces(a *syscall.SysProcAttr) {
 	}
 }
 
+// needsRelay reports whether the helper must create the namespaces itself
+// (through a second copy): without root, the parent writes the child's
+// uid_map in /proc, which is root-owned while the parent — the cub, made
+// non-dumpable to protect its secrets — passes the flag on to the child
+// until it execs. The helper, freshly exec'd, is dumpable.
+func needsRelay() bool { return os.Geteuid() != 0 }
+
 // ProbeSandbox reports whether helper can set up a sandbox here (nil) or
 // why not: it runs the helper with an empty request, which sets up the
 // namespaces and mounts and exits.
 func ProbeSandbox(ctx context.Context, helper string, hide []string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, _ := json.Marshal(sandboxRequest{Hide: hide})
+	relay := needsRelay()
+	req, _ := json.Marshal(sandboxRequest{Hide: hide, Relay: relay})
 	cmd := exec.CommandContext(ctx, helper, SandboxArg, string(req))
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	setNamespaces(cmd.SysProcAttr)
+	if !relay {
+		setNamespaces(cmd.SysProcAttr)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if len(out) > 0 {
@@ -70,6 +80,9 @@ func SandboxMain(args []string) int {
 	var req sandboxRequest
 	if err := json.Unmarshal([]byte(args[0]), &req); err != nil {
 		return fail(fmt.Errorf("bad request: %w", err))
+	}
+	if req.Relay {
+		return relay(req, fail)
 	}
 	if err := setupMounts(req); err != nil {
 		return fail(err)
@@ -131,6 +144,45 @@ func SandboxMain(args []string) int {
 		}
 		return ws.ExitStatus()
 	}
+}
+
+// relay starts the helper again, in the new namespaces, and waits for it:
+// the first copy only forwards its exit status. Both copies stay in the
+// tool's process group, and each has a parent-death signal, so killing the
+// group, or the cub, still ends everything.
+func relay(req sandboxRequest, fail func(error) int) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(fmt.Errorf("find the helper: %w", err))
+	}
+	req.Relay = false
+	b, _ := json.Marshal(req)
+	cmd := &exec.Cmd{Path: exe, Args: []string{exe, SandboxArg, string(b)}, Env: os.Environ(),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	setNamespaces(cmd.SysProcAttr)
+	// A SIGTERM to the group reaches the tool; this copy waits for it.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range sigc {
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("enter the namespaces: %w", err))
+	}
+	err = cmd.Wait()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return exitErr.ExitCode()
+	}
+	return fail(err)
 }
 
 // clearCapabilities empties every capability set of this process (an

@@ -15,6 +15,8 @@ var errNoSandbox = errors.New("tool: sandboxes need Linux namespaces")
 
 func setNamespaces(*syscall.SysProcAttr) {}
 
+func needsRelay() bool { return false }
+
 // ProbeSandbox always fails off Linux.
 func ProbeSandbox(context.Context, string, []string) error { return errNoSandbox }
 
