@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,17 +184,16 @@ func TestSandboxKillsWhatTheToolLeaves(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
+	arg := strconv.Itoa(300000 + rand.IntN(1000000)) // names this test's sleep among the host's processes
 	// setsid leaves the process group: only the namespace can catch it.
 	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c",
-		`setsid sleep 300 </dev/null >/dev/null 2>&1 & echo ok`}, Dir: dir,
+		`setsid sleep ` + arg + ` </dev/null >/dev/null 2>&1 & echo ok`}, Dir: dir,
 		Env:     []string{"PATH=/usr/bin:/bin"},
 		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
 	if r.Failure != "" {
 		t.Fatalf("run: %s %s", r.Detail, r.Stderr)
 	}
-	_ = pidFile
-	waitFor(t, "no 'sleep 300' of this sandbox left", func() bool { return len(sleepers("300")) == 0 })
+	waitFor(t, "no 'sleep "+arg+"' of this sandbox left", func() bool { return len(sleepers(arg)) == 0 })
 }
 
 // sleepers lists the pids running `sleep arg` on this host.
