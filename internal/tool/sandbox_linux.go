@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,10 @@ func ProbeSandbox(ctx context.Context, helper string, hide []string) error {
 	if !relay {
 		setNamespaces(cmd.SysProcAttr)
 	}
-	out, err := cmd.CombinedOutput()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := RunTracked(cmd) // a cub that is PID 1 reaps only what it did not start
+	out := buf.Bytes()
 	if err != nil {
 		if len(out) > 0 {
 			return fmt.Errorf("%v: %s", err, out)
