@@ -218,6 +218,9 @@ type ResourcesConfig struct {
 type ServicesConfig struct {
 	// Redis is the blackboard's Redis.
 	Redis RedisConfig `yaml:"redis"`
+	// Containers says how the Docker runtime runs the orchestrator and
+	// agent containers (user, pids limit, read-only root).
+	Containers ContainersConfig `yaml:"containers"`
 }
 
 // RedisConfig says which Redis the instance uses.

@@ -91,6 +91,7 @@ func (c *Config) Validate() error {
 	c.Vault.validate(v)
 	c.Retention.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
+	c.Services.Containers.validate(v, "services.containers")
 
 	if len(v.errs) == 0 {
 		return nil

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,9 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
+	}
+	if err := hideEnvironment(); err != nil {
+		return fmt.Errorf("orchestrator: hide the environment: %w", err)
 	}
 	cfg, warnings, err := c.load()
 	if err != nil {
