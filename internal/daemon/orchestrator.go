@@ -3,8 +3,11 @@ package daemon
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,11 +22,14 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	fs := flag.NewFlagSet("sett-orchestrator", flag.ContinueOnError)
 	fs.SetOutput(logOut)
 	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
-	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "name of this orchestrator for the leader lease (default: host-pid-random)")
+	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "stable identity of this orchestrator for the leader lease; a restart with the same id takes over at once, so no two live orchestrators may share one (default: <host>/<slot>, unique among live processes on this host)")
 	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
 	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
+	}
+	if strings.Contains(*id, "#") {
+		return &UsageError{fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
 	}
 	cfg, warnings, err := c.load()
 	if err != nil {
@@ -55,7 +61,16 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
 	}
-	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, *id)
+	identity := *id
+	if identity == "" {
+		var release func()
+		identity, release = orchestratorIdentity(os.TempDir(), cfg.Instance)
+		defer release()
+		if identity == "" {
+			log.Warn().Str("dir", os.TempDir()).Msg("no orchestrator identity lock to be had: a restart waits for the leader lease to expire")
+		}
+	}
+	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, identity)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {
 		if !o.Started() {

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,16 +25,15 @@ type Orchestrator struct {
 	started atomic.Bool
 }
 
-// New wires an orchestrator. id names this process for the leader lease
-// (empty: hostname and pid).
+// New wires an orchestrator. id is its stable identity for the leader
+// lease: a restart with the same id takes over from its dead predecessor
+// at once, so no two live orchestrators may share one (empty: none, a
+// restart waits for the lease to expire; see LeaderLease).
 func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger, id string) *Orchestrator {
 	set.applyDefaults()
-	if id == "" {
-		host, _ := os.Hostname()
-		id = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), blackboard.NewID()[:8])
-	}
-	o := &Orchestrator{bb: bb, set: set, log: log, m: m, id: id}
+	o := &Orchestrator{bb: bb, set: set, log: log, m: m}
 	o.lease = NewLeaderLease(bb, log, id, set.LeaderTTL)
+	o.id = o.lease.ID()
 	o.dir = NewAgentDirectory(bb, log, set.Agents, set.LivenessRefresh)
 	return o
 }
