@@ -90,4 +90,8 @@ agents:
 	if n := len(s.Events(blackboard.EventLeaderElected)); n != 2 {
 		t.Fatalf("%d leader elections, want 2: the standby must wait for the lease", n)
 	}
+	// Every line the orchestrators logged has each key once.
+	if n := assertLogKeysOnce(t, leader.LogPath) + assertLogKeysOnce(t, standby.LogPath); n < 10 {
+		t.Errorf("only %d log lines checked", n)
+	}
 }

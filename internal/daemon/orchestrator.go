@@ -35,10 +35,14 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	if err != nil {
 		return err
 	}
-	log, err := c.logger(logOut, "orchestrator", cfg.Instance)
+	// The orchestrator's services each log as their own component, so
+	// they get a base logger without one; the daemon's own lines are the
+	// "orchestrator" component.
+	base, err := c.logger(logOut, "", cfg.Instance)
 	if err != nil {
 		return err
 	}
+	log := base.With().Str("component", "orchestrator").Logger()
 	for _, w := range warnings {
 		log.Warn().Str("config", c.configPath).Msg(w)
 	}
@@ -70,7 +74,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 			log.Warn().Str("dir", os.TempDir()).Msg("no orchestrator identity lock to be had: a restart waits for the leader lease to expire")
 		}
 	}
-	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, identity)
+	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), base, identity)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {
 		if !o.Started() {
