@@ -33,12 +33,20 @@ type Stack struct {
 	mu        sync.Mutex
 	procs     []*Proc
 	extraPath string
+	redisYAML string
 }
 
 // Options tune a stack.
 type Options struct {
 	// Redis is the server to use; nil means the package's shared one.
 	Redis *redistest.Server
+	// Conn, when set, replaces Redis: the stack's own client dials it,
+	// and the daemons get no SETT_REDIS_URL but RedisYAML appended to
+	// sett.yml as the services.redis section (Sentinel, Cluster, TLS,
+	// ACL users). HashTag must match RedisYAML.
+	Conn      *blackboard.Conn
+	RedisYAML string
+	HashTag   bool
 }
 
 // New writes yaml as sett.yml into a fresh workspace and connects a
@@ -51,15 +59,17 @@ func New(tb testing.TB, yaml string, opts ...Options) *Stack {
 		o = opts[0]
 	}
 	srv := o.Redis
-	if srv == nil {
-		srv = redistest.Shared(tb)
+	conn := o.Conn
+	if conn == nil {
+		if srv == nil {
+			srv = redistest.Shared(tb)
+		}
+		conn = &blackboard.Conn{URL: srv.URL()}
 	}
-	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir()}
+	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir(), redisYAML: o.RedisYAML}
 	s.Config = filepath.Join(s.Dir, "sett.yml")
-	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	bb, err := blackboard.Dial(context.Background(), srv.URL(), blackboard.Options{Instance: s.Instance})
+	s.WriteConfig(yaml)
+	bb, err := blackboard.DialConn(context.Background(), *conn, blackboard.Options{Instance: s.Instance, HashTag: o.HashTag})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -102,10 +112,12 @@ func (s *Stack) baseEnv() []string {
 		"PATH=" + s.extraPath + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"SETT_INSTANCE=" + s.Instance,
-		"SETT_REDIS_URL=" + s.Redis.URL(),
 		"SETT_CONFIG=" + s.Config,
 		"SETT_LOG_FORMAT=json",
 		"SETT_LOG_LEVEL=debug",
+	}
+	if s.redisYAML == "" {
+		env = append(env, "SETT_REDIS_URL="+s.Redis.URL())
 	}
 	return env
 }
@@ -406,6 +418,9 @@ func (p *Proc) Restart() {
 // WriteConfig replaces sett.yml (processes read it when they start).
 func (s *Stack) WriteConfig(yaml string) {
 	s.T.Helper()
+	if s.redisYAML != "" {
+		yaml = strings.TrimRight(yaml, "\n") + "\nservices:\n  redis:\n" + indent(s.redisYAML, "    ")
+	}
 	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
 		s.T.Fatal(err)
 	}
@@ -496,4 +511,16 @@ func (s *Stack) WaitEvent(t blackboard.EventType, match func(blackboard.Event) b
 			}
 		}
 	}
+}
+
+// indent prefixes every non-empty line of text.
+func indent(text, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if l != "" {
+			b.WriteString(prefix)
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }
