@@ -20,7 +20,9 @@ var ErrTLS = errors.New("redisconn: tls")
 // It returns ErrTLS for unreadable or invalid certificate files.
 func Conn(r config.RedisConfig, redisURL string) (blackboard.Conn, error) {
 	if redisURL == "" {
-		redisURL = r.ConnectURL()
+		// Not ConnectURL: a URL without credentials takes Username and
+		// Password from the Conn, so an ACL user is not lost.
+		redisURL = r.URL
 	}
 	c := blackboard.Conn{Username: r.Username, Password: r.Password}
 	switch r.Topology() {

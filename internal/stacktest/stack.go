@@ -34,6 +34,7 @@ type Stack struct {
 	procs     []*Proc
 	extraPath string
 	redisYAML string
+	procEnv   func(name string) []string
 }
 
 // Options tune a stack.
@@ -47,6 +48,9 @@ type Options struct {
 	Conn      *blackboard.Conn
 	RedisYAML string
 	HashTag   bool
+	// ProcEnvFunc, when set, adds environment to the process named name
+	// ("orchestrator", "cub-<agent>"): its own ACL user, for instance.
+	ProcEnvFunc func(name string) []string
 }
 
 // New writes yaml as sett.yml into a fresh workspace and connects a
@@ -66,7 +70,7 @@ func New(tb testing.TB, yaml string, opts ...Options) *Stack {
 		}
 		conn = &blackboard.Conn{URL: srv.URL()}
 	}
-	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir(), redisYAML: o.RedisYAML}
+	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir(), redisYAML: o.RedisYAML, procEnv: o.ProcEnvFunc}
 	s.Config = filepath.Join(s.Dir, "sett.yml")
 	s.WriteConfig(yaml)
 	bb, err := blackboard.DialConn(context.Background(), *conn, blackboard.Options{Instance: s.Instance, HashTag: o.HashTag})
@@ -131,9 +135,16 @@ func (s *Stack) StartOrchestrator() *Proc { return s.StartOrchestratorWith() }
 func (s *Stack) StartCub(agent string) *Proc {
 	p := &Proc{Name: "cub-" + agent, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
 		"--consumer", "test-" + agent}, stack: s}
-	p.env = s.baseEnv()
+	p.env = append(s.baseEnv(), s.extraEnv(p.Name)...)
 	s.start(p)
 	return p
+}
+
+func (s *Stack) extraEnv(name string) []string {
+	if s.procEnv == nil {
+		return nil
+	}
+	return s.procEnv(name)
 }
 
 func (s *Stack) count(prefix string) int {
@@ -377,7 +388,7 @@ func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
 	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, stack: s}
-	p.env = append(s.baseEnv(), env...)
+	p.env = append(append(s.baseEnv(), s.extraEnv(name)...), env...)
 	s.start(p)
 	return p
 }
@@ -386,7 +397,7 @@ func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
 func (p *Proc) SetEnv(env ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.env = append(p.stack.baseEnv(), env...)
+	p.env = append(append(p.stack.baseEnv(), p.stack.extraEnv(p.Name)...), env...)
 }
 
 // WaitExit waits until the process exits on its own and returns its exit
