@@ -2,6 +2,7 @@ package acl
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -165,4 +166,12 @@ func concat(lists ...[]string) []string {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// ConfLine is the redis.conf `user` directive for u: the same rules as
+// SetUser, with the password stored as its SHA-256 (#hex) so that the
+// file on disk never holds it.
+func (u User) ConfLine(password string) string {
+	sum := sha256.Sum256([]byte(password))
+	return "user " + u.Name + " reset on #" + hex.EncodeToString(sum[:]) + " " + strings.Join(u.Rules, " ")
 }

@@ -273,6 +273,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Instance: u.spec.Name, StatusPath: u.sd.statusFile()}
+	componentURL := map[string]string{}
 	if u.external {
 		u.redisURL = cfg.Services.Redis.ConnectURL()
 	} else {
@@ -282,7 +283,12 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		}
 		u.createdPassword = created
 		port := ports[len(ports)-1]
-		if err := u.sd.writeRedisConf(port, pw); err != nil {
+		creds, err := newACLCredentials(u.spec.Name, cfg.Services.Redis.HashTag, agents, "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return nil, err
+		}
+		componentURL = creds.urls
+		if err := u.sd.writeRedisConf(port, pw, creds.confLines...); err != nil {
 			return nil, err
 		}
 		u.redisURL = (&url.URL{Scheme: "redis", User: url.UserPassword("", pw),
@@ -302,9 +308,16 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	}
 	path := strings.Join([]string{filepath.Dir(u.bins.sett), filepath.Join(u.spec.Workspace, "bin"), os.Getenv("PATH")},
 		string(os.PathListSeparator))
+	// ownUser hands a component its ACL user when Sett started Redis.
+	ownUser := func(component string) map[string]string {
+		if link, ok := componentURL[component]; ok {
+			return map[string]string{"SETT_REDIS_URL": link}
+		}
+		return nil
+	}
 	for i, agent := range agents {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[1+i])
-		env := withEnv(baseEnv(os.Environ()), common, map[string]string{
+		env := withEnv(baseEnv(os.Environ()), common, ownUser(agent), map[string]string{
 			"SETT_HTTP_ADDR":    addr,
 			"SETT_AGENT":        agent,
 			"SETT_WORKSPACE":    u.spec.Workspace,
@@ -319,7 +332,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	orchAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	plan.Components = append(plan.Components, PlanComponent{
 		Name: ComponentOrchestrator, Stage: stageOrchestrator, Argv: []string{u.bins.orchestrator},
-		Env: withEnv(baseEnv(os.Environ()), common, map[string]string{"SETT_HTTP_ADDR": orchAddr}),
+		Env: withEnv(baseEnv(os.Environ()), common, ownUser(ComponentOrchestrator), map[string]string{"SETT_HTTP_ADDR": orchAddr}),
 		Dir: u.spec.Workspace, LogPath: u.sd.logPath(ComponentOrchestrator), HTTPAddr: orchAddr,
 	})
 	return plan, nil
