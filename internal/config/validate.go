@@ -197,6 +197,7 @@ func (r *RedisConfig) validate(v *validator, p string) {
 			v.addf(p+".url", "%s", msg)
 		}
 	}
+	r.validateTopology(v, p)
 }
 
 // Warnings returns sentences about settings that are valid but probably

@@ -147,7 +147,7 @@ func (d stateDir) redisPassword(configured string) (pw string, created bool, err
 // writeRedisConf writes the configuration of the instance's redis-server.
 // The password goes into this file (mode 0600), never onto the command
 // line, where every user of the host could read it in ps.
-func (d stateDir) writeRedisConf(port int, password string) error {
+func (d stateDir) writeRedisConf(port int, password string, users ...string) error {
 	lines := []string{
 		"# Written by sett up (local runtime); rewritten on every start.",
 		"bind 127.0.0.1",
@@ -159,6 +159,9 @@ func (d stateDir) writeRedisConf(port int, password string) error {
 		"daemonize no",
 		`logfile ""`,
 	}
+	// The instance's ACL users (package acl), after requirepass, which
+	// keeps the default user for the CLI.
+	lines = append(lines, users...)
 	return writeFileAtomic(d.redisConf(), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 

@@ -281,6 +281,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Instance: u.spec.Name, StatusPath: u.sd.statusFile()}
+	componentURL := map[string]string{}
 	if u.external {
 		u.redisURL = cfg.Services.Redis.ConnectURL()
 	} else {
@@ -290,7 +291,12 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		}
 		u.createdPassword = created
 		port := ports[len(ports)-1]
-		if err := u.sd.writeRedisConf(port, pw); err != nil {
+		creds, err := newACLCredentials(u.spec.Name, cfg.Services.Redis.HashTag, agents, "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return nil, err
+		}
+		componentURL = creds.urls
+		if err := u.sd.writeRedisConf(port, pw, creds.confLines...); err != nil {
 			return nil, err
 		}
 		u.redisURL = (&url.URL{Scheme: "redis", User: url.UserPassword("", pw),
@@ -312,6 +318,14 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	}
 	path := strings.Join([]string{filepath.Dir(u.bins.sett), filepath.Join(u.spec.Workspace, "bin"), os.Getenv("PATH")},
 		string(os.PathListSeparator))
+	// secretsFor hands a component its Redis URL on the secrets pipe: with
+	// its own ACL user when Sett started Redis, else the shared one.
+	secretsFor := func(component string) map[string]string {
+		if link, ok := componentURL[component]; ok {
+			return map[string]string{"SETT_REDIS_URL": link}
+		}
+		return secrets
+	}
 	for i, agent := range agents {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[1+i])
 		env := withEnv(baseEnv(os.Environ()), common, map[string]string{
@@ -326,7 +340,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			"SETT_TOOL_HIDE": strings.Join(toolHiddenDirs(u.spec.Workspace), string(os.PathListSeparator)),
 		})
 		plan.Components = append(plan.Components, PlanComponent{
-			Name: agent, Stage: stageCubs, Argv: []string{u.bins.cub}, Env: env, Secrets: secrets, Dir: u.spec.Workspace,
+			Name: agent, Stage: stageCubs, Argv: []string{u.bins.cub}, Env: env, Secrets: secretsFor(agent), Dir: u.spec.Workspace,
 			LogPath: u.sd.logPath(agent), HTTPAddr: addr,
 		})
 	}
@@ -334,7 +348,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	plan.Components = append(plan.Components, PlanComponent{
 		Name: ComponentOrchestrator, Stage: stageOrchestrator, Argv: []string{u.bins.orchestrator},
 		Env:     withEnv(baseEnv(os.Environ()), common, map[string]string{"SETT_HTTP_ADDR": orchAddr}),
-		Secrets: secrets,
+		Secrets: secretsFor(ComponentOrchestrator),
 		Dir:     u.spec.Workspace, LogPath: u.sd.logPath(ComponentOrchestrator), HTTPAddr: orchAddr,
 	})
 	return plan, nil
