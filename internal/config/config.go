@@ -36,6 +36,8 @@ type Config struct {
 
 	// Vault is the optional human-facing vault (SPEC §9).
 	Vault VaultConfig `yaml:"vault"`
+	// Retention bounds how much history Redis keeps (SPEC §4).
+	Retention RetentionConfig `yaml:"retention"`
 
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`

@@ -121,5 +121,6 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	for _, svc := range o.set.LeaderServices {
 		run(svc.Name, svc.Run)
 	}
+	run("janitor", NewJanitor(o.bb, o.set.Retention, o.log).Run)
 	wg.Wait()
 }

@@ -88,6 +88,9 @@ type Settings struct {
 	// ReconcileEvery is the period of the safety-net sweep over active
 	// claims and unacknowledged events; zero means 30s.
 	ReconcileEvery time.Duration
+	// Retention is what the leader's janitor keeps; the zero value keeps
+	// everything.
+	Retention Retention
 }
 
 // LeaderService is a background service only the leader runs.
@@ -133,6 +136,7 @@ func SettingsFrom(c *config.Config) Settings {
 		ReviewRoles:          roles,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
+		Retention:            RetentionFrom(c.Retention),
 	}
 }
 
