@@ -46,6 +46,9 @@ type Options struct {
 	// RecoverySamples is the number of times the orchestrator is killed
 	// with SIGKILL and restarted. Default 10.
 	RecoverySamples int `json:"recovery_samples"`
+	// VaultSamples is the number of timed task files (and decisions) of
+	// the vault scenario, after HopWarmup untimed ones. Default 100.
+	VaultSamples int `json:"vault_samples"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -72,6 +75,7 @@ func DefaultOptions() Options {
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
 		LLMAgentSamples: 200,
 		RecoverySamples: 10,
+		VaultSamples:    100,
 	}
 }
 
@@ -89,6 +93,7 @@ func SmokeOptions() Options {
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
 		LLMAgentSamples: 3,
 		RecoverySamples: 2,
+		VaultSamples:    3,
 	}
 }
 
@@ -114,6 +119,7 @@ func (o Options) withDefaults() Options {
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
 	set(&o.RecoverySamples, d.RecoverySamples)
+	set(&o.VaultSamples, d.VaultSamples)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

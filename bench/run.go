@@ -40,6 +40,7 @@ var figureOrder = []string{
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
 	"orchestrator_recovery",
+	"vault_file_to_goal", "vault_decision_to_applied",
 }
 
 // Run builds the binaries, runs every scenario and returns the report.
@@ -86,6 +87,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		{"context chains and hoard", r.inProcess},
 		{"LLM agent overhead", r.llmAgent},
 		{"orchestrator recovery", r.recovery},
+		{"vault", r.vaultLatency},
 	} {
 		r.progress("%s ...", step.name)
 		t := time.Now()

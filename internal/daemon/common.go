@@ -13,8 +13,8 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/observability"
-	"github.com/settdev/sett/internal/secretfd"
 	"github.com/settdev/sett/internal/redisconn"
+	"github.com/settdev/sett/internal/secretfd"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 

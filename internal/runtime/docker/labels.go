@@ -41,7 +41,9 @@ const (
 const (
 	containerConfigPath    = "/etc/sett/sett.yml"
 	containerWorkspacePath = "/workspace"
-	containerRedisData     = "/data"
+	// containerVaultPath is where the orchestrator (only) sees the vault.
+	containerVaultPath = "/sett/vault"
+	containerRedisData = "/data"
 )
 
 // Default images.

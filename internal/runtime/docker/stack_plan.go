@@ -206,6 +206,22 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		Port:   orchestratorPort, DropCaps: true,
 		Labels: common(ComponentOrchestrator, ""),
 	})
+	if vp := cfg.Vault.ResolvedPath(filepath.Dir(filepath.Clean(spec.ConfigPath))); vp != "" {
+		// The vault is the orchestrator's alone (its bridge is the one
+		// writer); agents never see it. The orchestrator runs as in.User,
+		// the workspace's owner, so the files it writes stay the person's.
+		p.Orchestrator.Mounts = append(p.Orchestrator.Mounts, mount.Mount{Type: mount.TypeBind, Source: vp, Target: containerVaultPath})
+		p.Orchestrator.Env = append(p.Orchestrator.Env, "SETT_VAULT_PATH="+containerVaultPath)
+		// A vault inside the workspace is hidden from the agents' view of
+		// it, as .sett is.
+		if rel, err := filepath.Rel(workspace, vp); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			for i := range p.Agents {
+				p.Agents[i].Mounts = append(p.Agents[i].Mounts, mount.Mount{Type: mount.TypeTmpfs,
+					Target: containerWorkspacePath + "/" + filepath.ToSlash(rel), ReadOnly: true,
+					TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 64 << 10}})
+			}
+		}
+	}
 	for img := range p.Images {
 		sort.Strings(p.Images[img])
 	}
