@@ -29,7 +29,7 @@ type runner struct {
 
 // figureOrder is the order of the table: SPEC §16's order of targets.
 var figureOrder = []string{
-	"hop_1_agent", "hop_5_agents", "tool_start_floor", "tool_run_floor",
+	"hop_1_agent", "hop_5_agents", "end_to_end_outside", "goal_write", "tool_start_floor", "tool_run_floor",
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
 	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",

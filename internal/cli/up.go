@@ -15,6 +15,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -74,11 +75,16 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	}
 	cfg.Instance = name
 	for _, w := range warnings {
-		fmt.Fprintln(errOut, "warning:", w)
+		fmt.Fprintln(errOut, "warning:", termsafe.String(w))
 	}
 	rt, err := app.runtimeFor(runtimeName)
 	if err != nil {
 		return err
+	}
+	if cfg.Vault.Enabled() {
+		if err := scaffoldVault(out, cfg.Vault.ResolvedPath(filepath.Dir(cfgPath))); err != nil {
+			return err
+		}
 	}
 
 	fmt.Fprintf(out, "Starting instance %s (%s runtime, %d agents) from %s\n", name, rt.Name(), len(cfg.Agents), cfgPath)

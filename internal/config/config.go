@@ -34,6 +34,8 @@ type Config struct {
 	// Escalation is the optional hook run when a workflow is escalated.
 	Escalation EscalationConfig `yaml:"escalation"`
 
+	// Vault is the optional human-facing vault (SPEC §9).
+	Vault VaultConfig `yaml:"vault"`
 	// Retention bounds how much history Redis keeps (SPEC §4).
 	Retention RetentionConfig `yaml:"retention"`
 

@@ -88,6 +88,7 @@ func (c *Config) Validate() error {
 
 	c.Approvals.validate(v, c)
 	c.Escalation.validate(v)
+	c.Vault.validate(v)
 	c.Retention.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
 

@@ -34,6 +34,10 @@ type Settings struct {
 	ContextDepth int
 	LeaseTTL     time.Duration
 	HeartbeatTTL time.Duration
+	// BidTimeout is the orchestrator's bid_timeout: a bid write is retried
+	// until the request's bid deadline (its delivery plus this). Zero
+	// means 5s.
+	BidTimeout time.Duration
 	// Consumer names this cub in the inbox consumer group; keep it stable
 	// across restarts so unfinished entries come back.
 	Consumer string
@@ -63,6 +67,7 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		MaxPayload:       int(c.Orchestrator.MaxPayloadBytes.Int64()),
 		LeaseTTL:         c.Orchestrator.LeaseTTL.Std(),
 		HeartbeatTTL:     c.Orchestrator.AgentHeartbeatTTL.Std(),
+		BidTimeout:       c.Orchestrator.BidTimeout.Std(),
 		Consumer:         consumer,
 	}, true
 }
@@ -97,6 +102,9 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.HeartbeatTTL <= 0 {
 		s.HeartbeatTTL = 10 * time.Second
+	}
+	if s.BidTimeout <= 0 {
+		s.BidTimeout = 5 * time.Second
 	}
 	if s.Consumer == "" {
 		s.Consumer = s.Agent

@@ -10,6 +10,7 @@ import (
 
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/orchestrator"
+	"github.com/settdev/sett/internal/vault"
 )
 
 // RunOrchestrator runs the orchestrator daemon with command-line args
@@ -54,6 +55,13 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	set.LeaderTTL = *leaderTTL
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
+	}
+	if vp := vaultPath(cfg, c.configPath); vp != "" {
+		br := vault.NewBridge(bb, vault.OptionsFrom(cfg, vp), log)
+		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
+		set.VaultManagesToolMemory = true
+		set.StopDirs = append(set.StopDirs, vp)
+		log.Info().Str("vault", vp).Msg("vault configured; the leader mirrors it")
 	}
 	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, *id)
 	srv.AddReadyCheck("redis", bb.Ping)
