@@ -215,7 +215,9 @@ func (c *campaign) start(ctx context.Context) error {
 		}
 		c.cubs = append(c.cubs, p)
 	}
-	c.orch = newProcess("orchestrator", []string{c.bins["orchestrator"], "--id", "chaos-orchestrator"}, env, c.dir)
+	// No --id: a restarted orchestrator is a new process, as under the
+	// runtimes, and waits for the dead one's leader lease to expire.
+	c.orch = newProcess("orchestrator", []string{c.bins["orchestrator"]}, env, c.dir)
 	return c.orch.start(ctx)
 }
 
