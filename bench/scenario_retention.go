@@ -56,6 +56,13 @@ func (r *runner) retentionRun(ctx context.Context, name, extra string) (float64,
 		return 0, nil, err
 	}
 	defer s.Close()
+	// Warm-up: one goal, whatever its outcome, so that the figures do
+	// not depend on how a fresh stack handles its first goal.
+	if id, _, err := s.PostGoal(ctx, name+" warm-up"); err != nil {
+		return 0, nil, err
+	} else if _, err := s.Watcher.WaitWorkflow(ctx, id, 60*time.Second); err != nil {
+		return 0, nil, err
+	}
 	base, err := s.BB.MemoryUsed(ctx)
 	if err != nil {
 		return 0, nil, err

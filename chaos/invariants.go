@@ -48,8 +48,20 @@ func (c *campaign) check(ctx context.Context) (Report, error) {
 	if r.DoubleRuns, err = doubleRuns(c.stamps); err != nil {
 		return r, err
 	}
-	if r.Unacknowledged, err = c.unacknowledged(ctx); err != nil {
-		return r, err
+	// What is in flight when the last workflow ends (a late bid request,
+	// the queue entry of the last result) is acknowledged within moments;
+	// wait (polling, bounded) for the streams to settle.
+	settle := time.Now().Add(15 * time.Second)
+	for {
+		if r.Unacknowledged, r.UnacknowledgedBy, err = c.unacknowledged(ctx); err != nil {
+			return r, err
+		}
+		if r.Unacknowledged == 0 || time.Now().After(settle) {
+			break
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return r, err
+		}
 	}
 	for _, p := range append(c.cubs, c.orch) {
 		r.UnexpectedExits += p.unexpectedExits()
@@ -176,22 +188,25 @@ func doubleRuns(path string) (int, error) {
 // unacknowledged counts what is left in the orchestrator's queue (handled
 // entries are deleted) and what is pending or unread in every agent's
 // inbox and grants.
-func (c *campaign) unacknowledged(ctx context.Context) (int64, error) {
+func (c *campaign) unacknowledged(ctx context.Context) (int64, map[string]int64, error) {
 	k := c.bb.Keys()
-	n, err := c.rdb.XLen(ctx, k.OrchestratorQueue()).Result()
-	if err != nil {
-		return 0, fmt.Errorf("chaos: queue length: %w", err)
-	}
+	streams := []string{k.OrchestratorQueue()}
 	for _, agent := range []string{"author", "reviewer-a", "reviewer-b", "coder"} {
-		for _, s := range []string{k.Inbox(agent), k.AgentGrants(agent)} {
-			l, err := c.rdb.XLen(ctx, s).Result()
-			if err != nil && err != redis.Nil {
-				return 0, fmt.Errorf("chaos: length of %s: %w", s, err)
-			}
+		streams = append(streams, k.Inbox(agent), k.AgentGrants(agent))
+	}
+	var n int64
+	by := map[string]int64{}
+	for _, s := range streams {
+		l, err := c.rdb.XLen(ctx, s).Result()
+		if err != nil && err != redis.Nil {
+			return 0, nil, fmt.Errorf("chaos: length of %s: %w", s, err)
+		}
+		if l > 0 {
+			by[strings.TrimPrefix(s, k.Prefix())] = l
 			n += l
 		}
 	}
-	return n, nil
+	return n, by, nil
 }
 
 // retention runs janitor passes that delete every finished workflow, then

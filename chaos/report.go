@@ -38,6 +38,8 @@ type Report struct {
 	// Unacknowledged counts entries left in the orchestrator queue and
 	// the agents' inboxes and grants, pending or never read.
 	Unacknowledged int64
+	// UnacknowledgedBy breaks Unacknowledged down by stream.
+	UnacknowledgedBy map[string]int64
 	// KeysLeft counts workflow keys (workflow, artefact, thread, claim,
 	// index:workflow) left after a janitor pass that should delete every
 	// finished workflow; IndexLeft the members left in the global
@@ -84,6 +86,14 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("threads with a duplicate version", r.DuplicateVersions, "want 0")
 	row("grants whose tool ran twice at once", r.DoubleRuns, "want 0")
 	row("events not acknowledged", r.Unacknowledged, "want 0")
+	streams := make([]string, 0, len(r.UnacknowledgedBy))
+	for s := range r.UnacknowledgedBy {
+		streams = append(streams, s)
+	}
+	slices.Sort(streams)
+	for _, s := range streams {
+		row("    "+s, r.UnacknowledgedBy[s], "")
+	}
 	row("workflow keys left after retention", r.KeysLeft, "want 0")
 	row("index entries left after retention", r.IndexLeft, "want 0")
 	row("daemon exits not caused by a fault", r.UnexpectedExits, "want 0")
