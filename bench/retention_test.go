@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,7 +17,11 @@ func TestRetentionScenario(t *testing.T) {
 	}
 	opts := SmokeOptions().withDefaults()
 	opts.Progress = testLog{t}
-	r := &runner{opts: opts, figures: map[string]Figure{}, report: &Report{Options: opts}, workDir: t.TempDir()}
+	workDir := t.TempDir()
+	if d := os.Getenv("BENCH_KEEP_DIR"); d != "" {
+		workDir = d
+	}
+	r := &runner{opts: opts, figures: map[string]Figure{}, report: &Report{Options: opts}, workDir: workDir}
 	var err error
 	if r.root, err = findRepoRoot(); err != nil {
 		t.Fatal(err)
