@@ -49,6 +49,10 @@ type Options struct {
 	// VaultSamples is the number of timed task files (and decisions) of
 	// the vault scenario, after HopWarmup untimed ones. Default 100.
 	VaultSamples int `json:"vault_samples"`
+	// RetentionWorkflows is the number of finished workflows the
+	// retention scenario measures memory over, with retention off and
+	// on. Default 10000.
+	RetentionWorkflows int `json:"retention_workflows"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -73,9 +77,10 @@ func DefaultOptions() Options {
 		HoardArtefacts:  100000, HoardSamples: 1000,
 		IdleWindow:       30 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
-		LLMAgentSamples: 200,
-		RecoverySamples: 10,
-		VaultSamples:    100,
+		LLMAgentSamples:    200,
+		RecoverySamples:    10,
+		VaultSamples:       100,
+		RetentionWorkflows: 10000,
 	}
 }
 
@@ -91,9 +96,10 @@ func SmokeOptions() Options {
 		HoardArtefacts:  300, HoardSamples: 10,
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
-		LLMAgentSamples: 3,
-		RecoverySamples: 2,
-		VaultSamples:    3,
+		LLMAgentSamples:    3,
+		RecoverySamples:    2,
+		VaultSamples:       3,
+		RetentionWorkflows: 20,
 	}
 }
 
@@ -120,6 +126,7 @@ func (o Options) withDefaults() Options {
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
 	set(&o.RecoverySamples, d.RecoverySamples)
 	set(&o.VaultSamples, d.VaultSamples)
+	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

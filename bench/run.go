@@ -41,6 +41,7 @@ var figureOrder = []string{
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
 	"orchestrator_recovery",
 	"vault_file_to_goal", "vault_decision_to_applied",
+	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
 
 // Run builds the binaries, runs every scenario and returns the report.
@@ -88,6 +89,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		{"LLM agent overhead", r.llmAgent},
 		{"orchestrator recovery", r.recovery},
 		{"vault", r.vaultLatency},
+		{"retention", r.retention},
 	} {
 		r.progress("%s ...", step.name)
 		t := time.Now()
