@@ -27,8 +27,11 @@ type Settings struct {
 	// stopped; zero kills at once.
 	StopGrace     time.Duration
 	MaxConcurrent int
-	MaxOutput     int
-	MaxPayload    int
+	// MaxTokensPerClaim fails a run whose reported usage exceeds it, for
+	// good (max_tokens_per_claim); zero means no limit.
+	MaxTokensPerClaim int64
+	MaxOutput         int
+	MaxPayload        int
 	// ContextDepth bounds the context chain (levels of sources); zero
 	// means 10.
 	ContextDepth int
@@ -46,24 +49,25 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		return Settings{}, false
 	}
 	return Settings{
-		Agent:            agent,
-		Role:             a.Role,
-		Strategy:         string(a.BiddingStrategy),
-		Consumes:         a.Consumes,
-		BidOnOwnOutputs:  a.BidOnOwnOutputs,
-		BidScript:        a.BidScript,
-		BidScriptTimeout: a.BidScriptTimeout.Std(),
-		Command:          a.Command,
-		Environment:      a.Environment,
-		Workspace:        workspace,
-		ToolTimeout:      a.Timeout.Std(),
-		StopGrace:        a.StopGrace.Std(),
-		MaxConcurrent:    a.MaxConcurrent,
-		MaxOutput:        int(a.MaxOutputBytes.Int64()),
-		MaxPayload:       int(c.Orchestrator.MaxPayloadBytes.Int64()),
-		LeaseTTL:         c.Orchestrator.LeaseTTL.Std(),
-		HeartbeatTTL:     c.Orchestrator.AgentHeartbeatTTL.Std(),
-		Consumer:         consumer,
+		Agent:             agent,
+		Role:              a.Role,
+		Strategy:          string(a.BiddingStrategy),
+		Consumes:          a.Consumes,
+		BidOnOwnOutputs:   a.BidOnOwnOutputs,
+		BidScript:         a.BidScript,
+		BidScriptTimeout:  a.BidScriptTimeout.Std(),
+		Command:           a.Command,
+		Environment:       a.Environment,
+		Workspace:         workspace,
+		ToolTimeout:       a.Timeout.Std(),
+		StopGrace:         a.StopGrace.Std(),
+		MaxConcurrent:     a.MaxConcurrent,
+		MaxTokensPerClaim: a.MaxTokensPerClaim,
+		MaxOutput:         int(a.MaxOutputBytes.Int64()),
+		MaxPayload:        int(c.Orchestrator.MaxPayloadBytes.Int64()),
+		LeaseTTL:          c.Orchestrator.LeaseTTL.Std(),
+		HeartbeatTTL:      c.Orchestrator.AgentHeartbeatTTL.Std(),
+		Consumer:          consumer,
 	}, true
 }
 

@@ -29,6 +29,8 @@ type Metrics struct {
 	Retries            *prometheus.CounterVec // outcome: scheduled|granted|exhausted|permanent
 	MemoryMerges       prometheus.Counter
 	ReviewDecisions    *prometheus.CounterVec // outcome: proceed|rework|fail
+	AgentTokens        *prometheus.GaugeVec   // agent (configured agents only)
+	WorkflowTokens     *prometheus.GaugeVec   // status: running (tokens of running workflows)
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered,
@@ -82,12 +84,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "memory_merges_total", Help: "Merges of agents' memories into a workflow's shared memory."}),
 		ReviewDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "review_decisions_total", Help: "Review phases decided by the review policy, by outcome."}, []string{"outcome"}),
+		AgentTokens: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "agent_tokens", Help: "Model tokens (input plus output) each agent's results reported, across the instance (as of the last reconcile)."}, []string{"agent"}),
+		WorkflowTokens: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "workflow_tokens", Help: "Model tokens the workflows have spent, summed by workflow status (running only; as of the last reconcile). Per-workflow figures: sett status, sett hoard."}, []string{"status"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.ClaimsCreated, m.ClaimsFinished, m.Bids, m.BidTimeouts, m.Grants, m.ConsensusLatency,
 			m.PhaseLatency, m.FeedbackIterations, m.LeasesLost, m.WorkflowsEnded, m.Events, m.EventLag, m.Leading,
 			m.ApprovalsRequested, m.ApprovalsDecided, m.ApprovalsPending, m.Learnings,
-			m.QueueWait, m.QueueDepth, m.Paused, m.Retries, m.MemoryMerges, m.ReviewDecisions)
+			m.QueueWait, m.QueueDepth, m.Paused, m.Retries, m.MemoryMerges, m.ReviewDecisions,
+			m.AgentTokens, m.WorkflowTokens)
 	}
 	return m
 }
