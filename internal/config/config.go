@@ -100,6 +100,12 @@ type OrchestratorConfig struct {
 	// first, oldest workflow first. Default 0: no limit.
 	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
 
+	// MaxWorkflowTokens caps the model tokens (input plus output, as the
+	// tools report them in usage) one workflow may spend; once its total
+	// passes it, the workflow fails with a BudgetExceeded Failure. Default
+	// 0: no limit.
+	MaxWorkflowTokens int64 `yaml:"max_workflow_tokens"`
+
 	// Learner names the agent whose tool turns each human rejection into
 	// one learning (claim type "learn", SPEC §9). Empty: the human's
 	// reason is the learning. A dedicated learner usually has
@@ -181,6 +187,11 @@ type AgentConfig struct {
 	// MaxConcurrent is how many claims the agent works on at once.
 	// Default 1; must be at least 1.
 	MaxConcurrent int `yaml:"max_concurrent"`
+
+	// MaxTokensPerClaim caps the model tokens (input plus output) one run
+	// of the agent's tool may report; a run that reports more fails
+	// permanently (no retry). Default 0: no limit.
+	MaxTokensPerClaim int64 `yaml:"max_tokens_per_claim"`
 
 	// MaxOutputBytes caps what the cub reads from the tool's stdout, and
 	// separately from its stderr. Default 4MiB; must be at least 1KiB.

@@ -28,8 +28,11 @@ type Settings struct {
 	// stopped; zero kills at once.
 	StopGrace     time.Duration
 	MaxConcurrent int
-	MaxOutput     int
-	MaxPayload    int
+	// MaxTokensPerClaim fails a run whose reported usage exceeds it, for
+	// good (max_tokens_per_claim); zero means no limit.
+	MaxTokensPerClaim int64
+	MaxOutput         int
+	MaxPayload        int
 	// ContextDepth bounds the context chain (levels of sources); zero
 	// means 10.
 	ContextDepth int
@@ -71,6 +74,7 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		ToolTimeout:       a.Timeout.Std(),
 		StopGrace:         a.StopGrace.Std(),
 		MaxConcurrent:     a.MaxConcurrent,
+		MaxTokensPerClaim: a.MaxTokensPerClaim,
 		MaxOutput:         int(a.MaxOutputBytes.Int64()),
 		MaxPayload:        int(c.Orchestrator.MaxPayloadBytes.Int64()),
 		LeaseTTL:          c.Orchestrator.LeaseTTL.Std(),

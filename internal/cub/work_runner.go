@@ -229,6 +229,14 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode},
 			tool.FailureReport(res, w.set.Command))
 	}
+	if u := out.Usage; u != nil && w.set.MaxTokensPerClaim > 0 && u.InputTokens+u.OutputTokens > w.set.MaxTokensPerClaim {
+		// A retry would spend as much again: the failure is permanent.
+		no := false
+		return w.failure(view, g, failureInfo{kind: "token_budget", exitCode: res.ExitCode, retryable: &no, usage: u,
+			detail: fmt.Sprintf("the run used %d tokens (%d in, %d out), more than max_tokens_per_claim (%d) of agent %s",
+				u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, w.set.MaxTokensPerClaim, w.set.Agent)},
+			tool.FailureReport(res, w.set.Command))
+	}
 	if out.Error != "" {
 		return w.failure(view, g, failureInfo{kind: "tool_error", detail: out.Error, exitCode: res.ExitCode,
 			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.set.Command))

@@ -49,6 +49,10 @@ var (
 	// workflow budget (max_workflow_artefacts or max_chain_depth).
 	ErrBudgetExceeded = errors.New("blackboard: workflow budget exceeded")
 
+	// ErrNotFailed is returned by RetryClaim for a claim that did not
+	// fail: still running, completed, or ended for another reason.
+	ErrNotFailed = errors.New("blackboard: claim did not fail")
+
 	// ErrInvalid is returned when a record or argument fails validation
 	// before anything is written.
 	ErrInvalid = errors.New("blackboard: invalid input")

@@ -39,6 +39,7 @@ type scriptSet struct {
 	control         *script
 	releaseGrant    *script
 	writeShared     *script
+	retryClaim      *script
 }
 
 func loadScriptSet() (*scriptSet, error) {
@@ -73,6 +74,7 @@ func loadScriptSet() (*scriptSet, error) {
 		"control":             &s.control,
 		"release_grant":       &s.releaseGrant,
 		"write_shared_memory": &s.writeShared,
+		"retry_claim":         &s.retryClaim,
 	} {
 		if *dst, err = read(name); err != nil {
 			return nil, err
@@ -84,7 +86,7 @@ func loadScriptSet() (*scriptSet, error) {
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
 		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow,
-		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared}
+		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared, s.retryClaim}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later
