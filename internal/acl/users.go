@@ -67,6 +67,12 @@ var writes = []string{
 	"xautoclaim", "xclaim", "publish",
 }
 
+// maintenance are the retention janitor's commands (SPEC §4 retention):
+// only the orchestrator, which alone runs the janitor, gets them.
+var maintenance = []string{
+	"unlink", "xtrim", "xinfo|consumers", "xgroup|delconsumer",
+}
+
 // Users returns the instance's users: the orchestrator, one cub user per
 // agent (sorted as given) and the reader. hashTag must match the
 // instance's services.redis.hash_tag: it decides the key prefix.
@@ -88,7 +94,7 @@ func Users(instance string, hashTag bool, agents []string) []User {
 	}
 	users := []User{{
 		Name: Name(instance, RoleOrchestrator, ""), Role: RoleOrchestrator,
-		Rules: concat(base, []string{keys, chans}, allow(connection, reads, writes)),
+		Rules: concat(base, []string{keys, chans}, allow(connection, reads, writes, maintenance)),
 	}}
 	for _, a := range agents {
 		users = append(users, User{
@@ -115,7 +121,7 @@ func cubWriteKeys(prefix, agent string) []string {
 		"agent:" + agent + ":*", "lease:*:" + agent,
 		"artefact:*", "thread:*", "claim:*", "claim_by_artefact:*", "workflow:*",
 		"index:*", "events", "orchestrator:queue", "timers", "agents",
-		"scheduler:*", "control", "learnings", "tool_memory",
+		"scheduler:*", "control", "learnings", "tool_memory", "tokens:*",
 		// The leader epoch is only read, but a script key must be
 		// writable to be passed in KEYS[] at all.
 		"orchestrator:epoch",
