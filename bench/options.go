@@ -43,6 +43,9 @@ type Options struct {
 	// the in-process fake provider, after HopWarmup untimed ones. Default
 	// 200.
 	LLMAgentSamples int `json:"llm_agent_samples"`
+	// RecoverySamples is the number of times the orchestrator is killed
+	// with SIGKILL and restarted. Default 10.
+	RecoverySamples int `json:"recovery_samples"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -68,6 +71,7 @@ func DefaultOptions() Options {
 		IdleWindow:       30 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
 		LLMAgentSamples: 200,
+		RecoverySamples: 10,
 	}
 }
 
@@ -84,6 +88,7 @@ func SmokeOptions() Options {
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
 		LLMAgentSamples: 3,
+		RecoverySamples: 2,
 	}
 }
 
@@ -108,6 +113,7 @@ func (o Options) withDefaults() Options {
 	set(&o.RoundTripBatches, d.RoundTripBatches)
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
+	set(&o.RecoverySamples, d.RecoverySamples)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -198,7 +199,7 @@ func renderArtefactView(w io.Writer, style outputStyle, v *artefactView) {
 	_ = t.flush()
 
 	fmt.Fprintf(w, "\n%s\n", style.paint(colourBold, fmt.Sprintf("Payload (%d bytes)", len(a.Payload))))
-	payload := prettyPayload(a.Payload)
+	payload := termsafe.String(prettyPayload(a.Payload))
 	fmt.Fprint(w, payload)
 	if !strings.HasSuffix(payload, "\n") {
 		fmt.Fprintln(w)
@@ -259,7 +260,7 @@ func renderClaim(w io.Writer, style outputStyle, label string, c *blackboard.Cla
 	if c.FeedbackClaimID != "" {
 		kv("feedback claim", c.FeedbackClaimID)
 	}
-	kv("iteration", fmt.Sprintf("%d · attempts %d · priority %d", c.Iteration, c.Attempts, c.Priority))
+	kv("iteration", fmt.Sprintf("%d · attempts %d · score %d", c.Iteration, c.Attempts, c.Priority))
 	kv("created", stamp(now, msTime(c.CreatedAtMs)))
 	if c.UpdatedAtMs > 0 {
 		kv("updated", stamp(now, msTime(c.UpdatedAtMs)))

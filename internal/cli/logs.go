@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 func newLogsCommand(app *App) *cobra.Command {
@@ -20,13 +21,20 @@ new lines until interrupted.`,
 			}
 			rec, err := instance.Find(app.Workspace(), app.InstanceName())
 			if err != nil {
-				return err
+				return explainNoInstance(cmd.Context(), app, err)
 			}
 			rt, err := app.runtimeOfRecord(rec.Name, rec.Runtime)
 			if err != nil {
 				return err
 			}
-			return rt.Logs(cmd.Context(), rec, args[0], follow, cmd.OutOrStdout())
+			// Logs carry tool output and payload text: escape it for the
+			// terminal like every other human output.
+			out := termsafe.NewWriter(cmd.OutOrStdout())
+			err = rt.Logs(cmd.Context(), rec, args[0], follow, out)
+			if ferr := out.Flush(); err == nil {
+				err = ferr
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until interrupted")

@@ -34,6 +34,11 @@ type Config struct {
 	// Escalation is the optional hook run when a workflow is escalated.
 	Escalation EscalationConfig `yaml:"escalation"`
 
+	// Vault is the optional human-facing vault (SPEC §9).
+	Vault VaultConfig `yaml:"vault"`
+	// Retention bounds how much history Redis keeps (SPEC §4).
+	Retention RetentionConfig `yaml:"retention"`
+
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 
@@ -213,6 +218,9 @@ type ResourcesConfig struct {
 type ServicesConfig struct {
 	// Redis is the blackboard's Redis.
 	Redis RedisConfig `yaml:"redis"`
+	// Containers says how the Docker runtime runs the orchestrator and
+	// agent containers (user, pids limit, read-only root).
+	Containers ContainersConfig `yaml:"containers"`
 }
 
 // RedisConfig says which Redis the instance uses.

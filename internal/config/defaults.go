@@ -91,6 +91,8 @@ func (c *Config) ApplyDefaults() {
 
 	c.Approvals.applyDefaults(c)
 	c.Escalation.applyDefaults(c)
+	c.Vault.applyDefaults(c)
+	c.Retention.applyDefaults(c)
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage

@@ -88,7 +88,10 @@ func (c *Config) Validate() error {
 
 	c.Approvals.validate(v, c)
 	c.Escalation.validate(v)
+	c.Vault.validate(v)
+	c.Retention.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
+	c.Services.Containers.validate(v, "services.containers")
 
 	if len(v.errs) == 0 {
 		return nil

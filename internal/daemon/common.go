@@ -14,6 +14,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/redisconn"
+	"github.com/settdev/sett/internal/secretfd"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -62,7 +63,13 @@ func (c *common) load() (*config.Config, []string, error) {
 	if err != nil {
 		return nil, nil, &UsageError{err}
 	}
-	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+	// Secrets handed over on a pipe (the local runtime) take the place of
+	// environment variables, which tools could read in /proc.
+	secrets, err := secretfd.Read(os.LookupEnv)
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	if err := cfg.ApplyEnv(secretfd.LookupEnv(secrets, os.LookupEnv)); err != nil {
 		return nil, nil, &UsageError{err}
 	}
 	if c.instance != "" {

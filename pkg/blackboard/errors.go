@@ -104,3 +104,19 @@ func (e *SupersededError) Error() string {
 
 // Unwrap lets errors.Is match ErrSuperseded.
 func (e *SupersededError) Unwrap() error { return ErrSuperseded }
+
+// Retention errors, returned by PurgeWorkflow.
+var (
+	// ErrRetained is returned by PurgeWorkflow while the workflow's
+	// retention period lasts.
+	ErrRetained = errors.New("blackboard: workflow still retained")
+
+	// ErrRunning is returned by PurgeWorkflow for a workflow that has not
+	// ended: running workflows are never deleted.
+	ErrRunning = errors.New("blackboard: workflow still running")
+
+	// ErrChanged is returned by PurgeWorkflow when the workflow gained an
+	// artefact or claim between the read and the delete; the next pass
+	// reads it again.
+	ErrChanged = errors.New("blackboard: workflow changed during purge")
+)
