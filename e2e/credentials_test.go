@@ -62,12 +62,23 @@ agents:
         printf '{"artefact_type":"EnvDump","artefact_payload":"%s","summary":"the tool environment"}\n' "$out"
 `)
 	rec := s.mustUp()
-	password := passwordOf(t, rec.RedisURL)
+	adminPassword := passwordOf(t, rec.RedisURL)
 
-	// The credentials are in the container (the cub needs them) ...
+	// The credentials are in the container (the cub needs them): the
+	// cub's own ACL user, never the instance's default password ...
 	env := strings.Join(s.container("envdump").Container.Config.Env, "\n")
-	if !strings.Contains(env, "SETT_REDIS_URL=") || !strings.Contains(env, password) {
-		t.Fatalf("the cub's container lacks the Redis URL with the password: the test would prove nothing")
+	var cubURL string
+	for _, kv := range s.container("envdump").Container.Config.Env {
+		if v, ok := strings.CutPrefix(kv, "SETT_REDIS_URL="); ok {
+			cubURL = v
+		}
+	}
+	if cubURL == "" {
+		t.Fatalf("the cub's container lacks the Redis URL: the test would prove nothing")
+	}
+	password := passwordOf(t, cubURL)
+	if strings.Contains(env, adminPassword) || !strings.Contains(cubURL, "sett-"+rec.Name+"-cub-envdump:") {
+		t.Fatalf("the cub's container should reach Redis as its own ACL user, not with the instance password: %s", env)
 	}
 
 	wf := s.postGoal("Show me your environment")

@@ -174,6 +174,13 @@ func concat(lists ...[]string) []string {
 	return out
 }
 
+// ServerArgs are the redis-server command-line arguments that create u
+// at start (`--user name reset on #sha256 rules...`), password hashed.
+func (u User) ServerArgs(password string) []string {
+	sum := sha256.Sum256([]byte(password))
+	return append([]string{"--user", u.Name, "reset", "on", "#" + hex.EncodeToString(sum[:])}, u.Rules...)
+}
+
 // ConfLine is the redis.conf `user` directive for u: the same rules as
 // SetUser, with the password stored as its SHA-256 (#hex) so that the
 // file on disk never holds it.

@@ -89,6 +89,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		return l
 	}
 
+	componentURL := map[string]string{}
 	if ext := cfg.Services.Redis.URL; ext != "" {
 		if isLoopback(ext) {
 			return nil, fmt.Errorf("%w: services.redis.url %s is a loopback address, which inside the containers is the container itself: use an address the containers reach, or leave services.redis.url empty to let sett up start Redis",
@@ -109,12 +110,20 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			image = config.DefaultRedisImage
 		}
 		use(image, "services.redis.image")
+		userArgs, urls, err := aclUsers(spec.Name, cfg.Services.Redis.HashTag, cfg.AgentNames(), name+":6379")
+		if err != nil {
+			return nil, err
+		}
+		componentURL = urls
 		p.Redis = &containerSpec{
 			Name: name, Component: ComponentRedis, Image: image,
 			// The same command line works for the official image (its
 			// entrypoint recognises redis-server) and for sett-redis:local.
-			Cmd: []string{"redis-server", "--appendonly", "yes", "--requirepass", in.RedisPassword,
-				"--dir", containerRedisData},
+			// The instance's ACL users (package acl) follow: each daemon
+			// gets its own; the default user stays for the CLI and the
+			// healthcheck.
+			Cmd: append([]string{"redis-server", "--appendonly", "yes", "--requirepass", in.RedisPassword,
+				"--dir", containerRedisData}, userArgs...),
 			// redis-cli reads REDISCLI_AUTH: an image HEALTHCHECK that runs
 			// `redis-cli ping` (sett-redis:local has one) authenticates.
 			Env:     []string{"REDISCLI_AUTH=" + in.RedisPassword},
@@ -160,7 +169,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		if mode == "" {
 			mode = config.DefaultWorkspaceMode
 		}
-		env := append(append([]string{}, daemonEnv...),
+		env := append(withRedisURL(append([]string{}, daemonEnv...), componentURL[name]),
 			"SETT_AGENT="+name,
 			"SETT_WORKSPACE="+containerWorkspacePath,
 			"SETT_HTTP_ADDR=:8081",
@@ -200,7 +209,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 	use(image, "the orchestrator image")
 	p.Orchestrator = hardened(containerSpec{
 		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
-		Env:    append(append([]string{}, daemonEnv...), "SETT_HTTP_ADDR=:8080"),
+		Env:    append(withRedisURL(append([]string{}, daemonEnv...), componentURL[ComponentOrchestrator]), "SETT_HTTP_ADDR=:8080"),
 		User:   in.User,
 		Mounts: []mount.Mount{configMount},
 		Port:   orchestratorPort, DropCaps: true,

@@ -82,10 +82,23 @@ func TestStackPlanLaysOutTheInstance(t *testing.T) {
 		if c.User != "1000:1000" || !c.DropCaps {
 			t.Errorf("%s: user %q, drop caps %v", c.Name, c.User, c.DropCaps)
 		}
-		for name, want := range map[string]string{"SETT_CONFIG": "/etc/sett/sett.yml", "SETT_INSTANCE": "demo", "SETT_REDIS_URL": internalURL} {
+		for name, want := range map[string]string{"SETT_CONFIG": "/etc/sett/sett.yml", "SETT_INSTANCE": "demo"} {
 			if got, _ := env(c, name); got != want {
 				t.Errorf("%s: %s=%q, want %q", c.Name, name, got, want)
 			}
+		}
+		// Each daemon reaches Redis as its own ACL user, which the Redis
+		// command line creates.
+		user := "sett-demo-orchestrator"
+		if c.Agent != "" {
+			user = "sett-demo-cub-" + c.Agent
+		}
+		got, _ := env(c, "SETT_REDIS_URL")
+		if !strings.HasPrefix(got, "redis://"+user+":") || !strings.HasSuffix(got, "@sett-demo-redis:6379/0") {
+			t.Errorf("%s: SETT_REDIS_URL=%q, want user %s at sett-demo-redis:6379/0", c.Name, got, user)
+		}
+		if !slices.Contains(p.Redis.Cmd, user) {
+			t.Errorf("redis command line %q does not create user %s", p.Redis.Cmd, user)
 		}
 		if !slices.Contains(c.Mounts, mount.Mount{Type: mount.TypeBind, Source: "/ws/sett.yml", Target: "/etc/sett/sett.yml", ReadOnly: true}) {
 			t.Errorf("%s: sett.yml not mounted read-only: %+v", c.Name, c.Mounts)
