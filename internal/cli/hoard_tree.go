@@ -148,6 +148,9 @@ func (p *provenance) header(style outputStyle) string {
 		s += ": " + oneLine(p.wf.Outcome)
 	}
 	s += fmt.Sprintf("  · started %s · %d artefact(s) · score %d", stamp(style.Now(), msTime(p.wf.StartedAtMs)), len(p.arts), p.wf.Priority)
+	if p.wf.Tokens > 0 {
+		s += fmt.Sprintf(" · tokens %d (%s)", p.wf.Tokens, agentTokensText(p.wf.AgentTokens))
+	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,17 +13,26 @@ import (
 func newInitCommand(app *App) *cobra.Command {
 	var force bool
 	var vaultPath string
+	var template string
 	cmd := &cobra.Command{
-		Use:   "init [--force]",
+		Use:   "init [--template default|coding] [--vault PATH] [--force]",
 		Short: "Create sett.yml and an example agent in the current directory",
 		Long: `Create, in the current directory, a sett.yml with two example agents (a writer
 and a reviewer) that 'sett up' runs as it is, and agents/hello/: a tiny tool
 and a guide to writing your own agent. Adds .sett/ to .gitignore.
 
+--template coding writes a coding pipeline instead: planner (LLM) → your
+approval of the plan → reviewer (LLM) → coder (Claude Code, on the branch
+sett/<workflow>) → reviewer (LLM), with a learner that turns your rejections
+into learnings; fill in the provider settings in sett.yml before 'sett up'.
+
 Existing files are never overwritten unless --force is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			written, err := scaffold.Write(app.Dir, force)
+			written, err := scaffold.WriteTemplate(app.Dir, template, force)
+			if errors.Is(err, scaffold.ErrUnknownTemplate) {
+				return usageError("--template: %v", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -40,6 +50,23 @@ Existing files are never overwritten unless --force is given.`,
 			if ignored {
 				fmt.Fprintf(out, "; added %s to .gitignore", scaffold.GitignoreEntry)
 			}
+			if template == scaffold.TemplateCoding {
+				fmt.Fprint(out, `.
+
+Next:
+  1. In sett.yml, set the model and key of the LLM agents (LLM_MODEL,
+     OPENAI_BASE_URL / OPENAI_API_KEY, or LLM_PROVIDER: anthropic and
+     ANTHROPIC_API_KEY) and the coder's ANTHROPIC_API_KEY.
+  2. sett up                 (needs Docker and the images sett-agent-llm:local
+                             and sett-agent-coder:local: agents/README.md)
+  3. sett forage --goal "Add a /health endpoint" --watch
+  4. sett approvals, then sett approve PLAN (or sett reject PLAN --reason "...")
+
+Try it without a provider: make demo-llm (in the Sett repository) runs this
+pipeline against a fake model.
+`)
+				return nil
+			}
 			fmt.Fprint(out, `.
 
 Next:
@@ -55,5 +82,6 @@ Write your own agent: see agents/hello/README.md.
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
 	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault (SPEC §9) at this path and set vault.path in a new sett.yml")
+	cmd.Flags().StringVar(&template, "template", scaffold.TemplateDefault, "what to scaffold: default (writer and reviewer) or coding (planner, reviewer, coder, learner)")
 	return cmd
 }

@@ -119,3 +119,46 @@ func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 		t.Errorf(".gitignore = %q, want one .sett/ entry", b)
 	}
 }
+
+// TestInitCodingTemplate scaffolds the coding pipeline: a sett.yml that
+// loads, with planner, reviewer, coder and learner wired as the template
+// says and plans gated on a human approval.
+func TestInitCodingTemplate(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := runLifecycle(t, dir, nil, nil, "init", "--template", "coding")
+	if err != nil {
+		t.Fatalf("sett init --template coding: %v", err)
+	}
+	if !strings.Contains(out, "sett approve PLAN") || !strings.Contains(out, "agents/README.md") {
+		t.Errorf("output:\n%s", out)
+	}
+	cfg, _, err := config.Load(filepath.Join(dir, "sett.yml"))
+	if err != nil {
+		t.Fatalf("the coding sett.yml does not load: %v", err)
+	}
+	want := map[string]string{
+		"planner":  "sett-agent-llm --template planner",
+		"reviewer": "sett-agent-llm --template reviewer",
+		"coder":    "sett-coder",
+		"learner":  "sett-agent-llm --template learner",
+	}
+	for name, cmd := range want {
+		a, ok := cfg.Agents[name]
+		if !ok || strings.Join(a.Command, " ") != cmd {
+			t.Errorf("agent %s = %+v, want command %q", name, a, cmd)
+		}
+	}
+	if cfg.Agents["reviewer"].BiddingStrategy != config.BidReview || !strings.Contains(strings.Join(cfg.Agents["reviewer"].Consumes, ","), "CodeCommit") {
+		t.Errorf("reviewer = %+v, want a reviewer of plans and commits", cfg.Agents["reviewer"])
+	}
+	if !cfg.Approvals.Gates("Plan", "planner") {
+		t.Errorf("plans are not gated on a human approval: %+v", cfg.Approvals)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agents", "README.md")); err != nil {
+		t.Errorf("agents/README.md: %v", err)
+	}
+	if _, _, err := runLifecycle(t, t.TempDir(), nil, nil, "init", "--template", "nope"); ExitCode(err) != ExitUsage ||
+		!strings.Contains(err.Error(), `unknown template "nope": use one of coding, default`) {
+		t.Errorf("unknown template: exit %d, %v", ExitCode(err), err)
+	}
+}

@@ -31,9 +31,12 @@ type statusReport struct {
 	Pause     *pauseReport   `json:"pause,omitempty"`
 	Queue     *queueReport   `json:"queue,omitempty"`
 	Workflows workflowReport `json:"workflows"`
-	Agents    []agentReport  `json:"agents"`
-	Claims    claimReport    `json:"claims"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	// Running lists the highest-scored running workflows with their tokens.
+	Running  []runningWorkflow `json:"running_workflows"`
+	Tokens   *tokenReport      `json:"tokens,omitempty"`
+	Agents   []agentReport     `json:"agents"`
+	Claims   claimReport       `json:"claims"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // pauseReport says since when, by whom and why the instance is paused.
@@ -250,6 +253,9 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	for st, n := range wc.ByStatus {
 		r.Workflows.ByStatus[string(st)] = n
 	}
+	if r.Running, r.Tokens, err = collectRunning(ctx, bb, wc.Running); err != nil {
+		return nil, err
+	}
 
 	// Claims by status, and who is working on what: a granted agent that
 	// has not delivered its artefact yet.
@@ -403,7 +409,11 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 	}
 	kv("Workflows", cell{text: wf})
 	kv("Claims", cell{text: fmt.Sprintf("%d active", r.Claims.Active)})
+	if tk := r.Tokens; tk != nil && tk.Total > 0 {
+		kv("Tokens", cell{text: fmt.Sprintf("%d spent (%s)", tk.Total, agentTokensText(tk.ByAgent))})
+	}
 	_ = head.flush()
+	writeRunning(w, style, r)
 
 	fmt.Fprintln(w)
 	if len(r.Agents) == 0 {

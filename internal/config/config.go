@@ -100,6 +100,12 @@ type OrchestratorConfig struct {
 	// first, oldest workflow first. Default 0: no limit.
 	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
 
+	// MaxWorkflowTokens caps the model tokens (input plus output, as the
+	// tools report them in usage) one workflow may spend; once its total
+	// passes it, the workflow fails with a BudgetExceeded Failure. Default
+	// 0: no limit.
+	MaxWorkflowTokens int64 `yaml:"max_workflow_tokens"`
+
 	// Learner names the agent whose tool turns each human rejection into
 	// one learning (claim type "learn", SPEC §9). Empty: the human's
 	// reason is the learning. A dedicated learner usually has
@@ -182,6 +188,11 @@ type AgentConfig struct {
 	// Default 1; must be at least 1.
 	MaxConcurrent int `yaml:"max_concurrent"`
 
+	// MaxTokensPerClaim caps the model tokens (input plus output) one run
+	// of the agent's tool may report; a run that reports more fails
+	// permanently (no retry). Default 0: no limit.
+	MaxTokensPerClaim int64 `yaml:"max_tokens_per_claim"`
+
 	// MaxOutputBytes caps what the cub reads from the tool's stdout, and
 	// separately from its stderr. Default 4MiB; must be at least 1KiB.
 	MaxOutputBytes ByteSize `yaml:"max_output_bytes"`
@@ -218,6 +229,9 @@ type ResourcesConfig struct {
 type ServicesConfig struct {
 	// Redis is the blackboard's Redis.
 	Redis RedisConfig `yaml:"redis"`
+	// Containers says how the Docker runtime runs the orchestrator and
+	// agent containers (user, pids limit, read-only root).
+	Containers ContainersConfig `yaml:"containers"`
 }
 
 // RedisConfig says which Redis the instance uses.
@@ -237,8 +251,28 @@ type RedisConfig struct {
 
 	// HashTag wraps the instance in a Redis Cluster hash tag so that all of
 	// an instance's keys live in one slot (sett:{instance}:...). Default
-	// false. Overridden by SETT_HASH_TAG.
+	// false, but true with a cluster (which refuses false). Overridden by
+	// SETT_HASH_TAG.
 	HashTag bool `yaml:"hash_tag"`
+
+	// Username is the ACL user for Redis AUTH. Empty: the URL's user, or
+	// the default user. Overridden by SETT_REDIS_USERNAME.
+	Username string `yaml:"username"`
+
+	// TLS, Sentinel and Cluster: see redis.go. At most one of URL,
+	// Sentinel and Cluster is set.
+	TLS      RedisTLSConfig      `yaml:"tls"`
+	Sentinel RedisSentinelConfig `yaml:"sentinel"`
+	Cluster  RedisClusterConfig  `yaml:"cluster"`
+
+	// WaitReplicas makes every blackboard write wait until that many
+	// replicas acknowledged it (Redis WAIT) and fail otherwise. Default 0
+	// (no waiting: what a failover can lose is bounded by the replication
+	// lag). Not supported with a cluster.
+	WaitReplicas int `yaml:"wait_replicas"`
+
+	// WaitTimeout bounds each WAIT. Default 1s.
+	WaitTimeout Duration `yaml:"wait_timeout"`
 }
 
 // BiddingStrategy is how an agent bids on a claim. Its values are the bids

@@ -91,6 +91,7 @@ func (c *Config) Validate() error {
 	c.Vault.validate(v)
 	c.Retention.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
+	c.Services.Containers.validate(v, "services.containers")
 
 	if len(v.errs) == 0 {
 		return nil
@@ -112,6 +113,9 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 		v.addf(p+".max_payload_bytes", "%s is out of range (must be between %s and %s)", o.MaxPayloadBytes, MinMaxPayloadBytes, MaxMaxPayloadBytes)
 	}
 	minDuration(v, p+".agent_heartbeat_ttl", o.AgentHeartbeatTTL, MinAgentHeartbeatTTL)
+	if o.MaxWorkflowTokens < 0 {
+		v.addf(p+".max_workflow_tokens", "%d is not valid (use a positive number of tokens, or 0 for no limit)", o.MaxWorkflowTokens)
+	}
 	if o.MaxConcurrentClaims < 0 {
 		v.addf(p+".max_concurrent_claims", "%d is not valid (use a positive number, or 0 for no limit)", o.MaxConcurrentClaims)
 	}
@@ -165,6 +169,9 @@ func (a *AgentConfig) validate(v *validator, p string) {
 		v.addf(p+".stop_grace", "%s is not valid (use a duration like 10s, or 0 to kill at once)", a.StopGrace)
 	}
 	atLeastOne(v, p+".max_concurrent", a.MaxConcurrent)
+	if a.MaxTokensPerClaim < 0 {
+		v.addf(p+".max_tokens_per_claim", "%d is not valid (use a positive number of tokens, or 0 for no limit)", a.MaxTokensPerClaim)
+	}
 	if a.MaxOutputBytes < MinMaxOutputBytes {
 		v.addf(p+".max_output_bytes", "%s is too small (must be at least %s)", a.MaxOutputBytes, MinMaxOutputBytes)
 	}
@@ -196,6 +203,7 @@ func (r *RedisConfig) validate(v *validator, p string) {
 			v.addf(p+".url", "%s", msg)
 		}
 	}
+	r.validateTopology(v, p)
 }
 
 // Warnings returns sentences about settings that are valid but probably

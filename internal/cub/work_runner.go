@@ -133,7 +133,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace}
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
+		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")
@@ -226,6 +227,14 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
 	if err != nil {
 		return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode},
+			tool.FailureReport(res, w.set.Command))
+	}
+	if u := out.Usage; u != nil && w.set.MaxTokensPerClaim > 0 && u.InputTokens+u.OutputTokens > w.set.MaxTokensPerClaim {
+		// A retry would spend as much again: the failure is permanent.
+		no := false
+		return w.failure(view, g, failureInfo{kind: "token_budget", exitCode: res.ExitCode, retryable: &no, usage: u,
+			detail: fmt.Sprintf("the run used %d tokens (%d in, %d out), more than max_tokens_per_claim (%d) of agent %s",
+				u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, w.set.MaxTokensPerClaim, w.set.Agent)},
 			tool.FailureReport(res, w.set.Command))
 	}
 	if out.Error != "" {

@@ -55,8 +55,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			Iteration: iteration,
 		},
 		ByArtefact: true,
-		Budget:     blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth},
-		Epoch:      c.epoch(),
+		Budget: blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth,
+			MaxTokens: c.set.MaxWorkflowTokens},
+		Epoch: c.epoch(),
 	}
 	var bidders []string
 	if c.set.Approvals.Gates(ev.Field("type"), ev.Agent) {
@@ -147,10 +148,7 @@ func (c *ClaimCreator) approvalTimeout(ctx context.Context, workflowID string) (
 // writes are idempotent (a derived Failure id; EndWorkflow only ends a
 // running workflow), so a repeat after a crash finishes the job.
 func (c *ClaimCreator) budgetExceeded(ctx context.Context, ev blackboard.Event, budget *blackboard.BudgetError, depth int) error {
-	name := "max_workflow_artefacts"
-	if budget.Which == "depth" {
-		name = "max_chain_depth"
-	}
+	name := budget.Setting()
 	id := blackboard.DeriveID("failure", ev.ArtefactID, FailureBudget)
 	payload := fmt.Sprintf("Workflow budget %s (%d) exceeded at artefact %s (%s, chain depth %d); no claim was created for it. "+
 		"Raise orchestrator.%s in sett.yml if the workflow legitimately needs more.", name, budget.Limit, ev.ArtefactID,

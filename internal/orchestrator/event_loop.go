@@ -156,7 +156,7 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
 			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })
 		}
-	case blackboard.EventApprovalDecided:
+	case blackboard.EventApprovalDecided, blackboard.EventClaimRetried:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventBidsComplete:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })

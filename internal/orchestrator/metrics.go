@@ -29,6 +29,8 @@ type Metrics struct {
 	Retries            *metrics.CounterVec // outcome: scheduled|granted|exhausted|permanent
 	MemoryMerges       *metrics.Counter
 	ReviewDecisions    *metrics.CounterVec // outcome: proceed|rework|fail
+	AgentTokens        *metrics.GaugeVec   // agent (configured agents only)
+	WorkflowTokens     *metrics.GaugeVec   // status: running (tokens of running workflows)
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered,
@@ -82,6 +84,10 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 			Name: "memory_merges_total", Help: "Merges of agents' memories into a workflow's shared memory."}),
 		ReviewDecisions: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "review_decisions_total", Help: "Review phases decided by the review policy, by outcome."}, "outcome"),
+		AgentTokens: reg.NewGaugeVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "agent_tokens", Help: "Model tokens (input plus output) each agent's results reported, across the instance (as of the last reconcile)."}, "agent"),
+		WorkflowTokens: reg.NewGaugeVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "workflow_tokens", Help: "Model tokens the workflows have spent, summed by workflow status (running only; as of the last reconcile). Per-workflow figures: sett status, sett hoard."}, "status"),
 	}
 	return m
 }

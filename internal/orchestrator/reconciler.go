@@ -61,6 +61,7 @@ func (r *Reconciler) Once(ctx context.Context) error {
 	if p, err := r.bb.GetPauseState(ctx); err == nil {
 		r.m.Paused.Set(boolGauge(p.Paused))
 	}
+	r.observeTokens(ctx)
 	for _, id := range ids {
 		claimID := id
 		r.disp.Submit(ctx, claimID, func(ctx context.Context) {

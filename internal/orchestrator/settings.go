@@ -41,6 +41,9 @@ type Settings struct {
 	// MaxConcurrentClaims caps the claims holding grants at once; zero
 	// means no limit.
 	MaxConcurrentClaims int
+	// MaxWorkflowTokens is the token budget of one workflow; zero means
+	// no limit.
+	MaxWorkflowTokens int64
 	// AgentLimits is each agent's max_concurrent (tools per replica) for
 	// the scheduler's per-agent gates; an agent missing from it has no
 	// limit.
@@ -129,6 +132,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Approvals:            c.Approvals,
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
+		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,
 		Escalation:           c.Escalation.Hook(),

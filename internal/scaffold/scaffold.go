@@ -12,8 +12,25 @@ import (
 	"strings"
 )
 
-//go:embed templates
+//go:embed templates coding
 var templates embed.FS
+
+// Template names `sett init --template` accepts, with the embedded
+// directory each one writes.
+const (
+	// TemplateDefault is a writer and a reviewer that run as they are,
+	// and agents/hello/ (a tiny tool and a guide to writing agents).
+	TemplateDefault = "default"
+	// TemplateCoding is a coding pipeline: planner (LLM) → your approval →
+	// reviewer (LLM) → coder (Claude Code) → reviewer (LLM).
+	TemplateCoding = "coding"
+)
+
+// templateDirs maps each template to its embedded directory.
+var templateDirs = map[string]string{TemplateDefault: "templates", TemplateCoding: "coding"}
+
+// Templates lists the template names, sorted.
+func Templates() []string { return []string{TemplateCoding, TemplateDefault} }
 
 // File is one file `sett init` writes.
 type File struct {
@@ -28,8 +45,20 @@ type File struct {
 // Files returns the scaffold in lexical order of path:
 // agents/hello/README.md, agents/hello/hello.sh and sett.yml.
 func Files() []File {
+	files, _ := TemplateFiles(TemplateDefault)
+	return files
+}
+
+// TemplateFiles returns the files of the named template in lexical order
+// of path. It returns an error wrapping ErrUnknownTemplate, listing the
+// templates, for a name it does not know.
+func TemplateFiles(name string) ([]File, error) {
+	root, ok := templateDirs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q: use one of %s", ErrUnknownTemplate, name, strings.Join(Templates(), ", "))
+	}
 	var out []File
-	err := fs.WalkDir(templates, "templates", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -41,7 +70,7 @@ func Files() []File {
 		if path.Ext(p) == ".sh" {
 			mode = 0o755
 		}
-		out = append(out, File{Path: strings.TrimPrefix(p, "templates/"), Mode: mode, Content: b})
+		out = append(out, File{Path: strings.TrimPrefix(p, root+"/"), Mode: mode, Content: b})
 		return nil
 	})
 	if err != nil {
@@ -49,7 +78,7 @@ func Files() []File {
 		// defect, not a runtime condition.
 		panic(fmt.Sprintf("scaffold: embedded templates unreadable: %v", err))
 	}
-	return out
+	return out, nil
 }
 
 // Write writes the scaffold into dir and returns the paths it wrote
@@ -58,7 +87,16 @@ func Files() []File {
 // an error wrapping ErrExists that lists them. With force, existing files
 // are overwritten.
 func Write(dir string, force bool) ([]string, error) {
-	files := Files()
+	return WriteTemplate(dir, TemplateDefault, force)
+}
+
+// WriteTemplate is Write for the named template; an unknown name is an
+// error wrapping ErrUnknownTemplate and writes nothing.
+func WriteTemplate(dir, name string, force bool) ([]string, error) {
+	files, err := TemplateFiles(name)
+	if err != nil {
+		return nil, err
+	}
 	if !force {
 		var existing []string
 		for _, f := range files {

@@ -158,6 +158,9 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 			req["inbox_group"] = inboxGroup
 		}
 	}
+	if n := UsageTokens(a.Metadata); n > 0 && a.ProducedByAgent != "" {
+		req["tokens"], req["token_agent"] = n, a.ProducedByAgent
+	}
 	if auth.Epoch > 0 {
 		req["epoch"] = strconv.FormatInt(auth.Epoch, 10)
 	}
@@ -171,6 +174,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
 		c.keys.OrchestratorQueue(), lease, inbox, failures, running, waiting, replicas,
 		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(), c.keys.WorkflowMemories(a.WorkflowID),
+		c.keys.AgentTokens(),
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

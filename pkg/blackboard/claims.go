@@ -22,20 +22,31 @@ type Budget struct {
 	MaxDepth int
 	// Depth is the chain depth of the artefact being claimed.
 	Depth int
+	// MaxTokens refuses new claims once the workflow has spent more model
+	// tokens than this (max_workflow_tokens).
+	MaxTokens int64
 }
 
 // BudgetError is returned (wrapping ErrBudgetExceeded) when a claim would
 // exceed a workflow budget.
 type BudgetError struct {
-	Which string // "artefacts" (max_workflow_artefacts) or "depth" (max_chain_depth)
+	Which string // "artefacts" (max_workflow_artefacts), "depth" (max_chain_depth) or "tokens" (max_workflow_tokens)
 	Limit int
 }
 
-func (e *BudgetError) Error() string {
-	name := "max_workflow_artefacts"
-	if e.Which == "depth" {
-		name = "max_chain_depth"
+// Setting is the sett.yml key (under orchestrator) of the budget.
+func (e *BudgetError) Setting() string {
+	switch e.Which {
+	case "depth":
+		return "max_chain_depth"
+	case "tokens":
+		return "max_workflow_tokens"
 	}
+	return "max_workflow_artefacts"
+}
+
+func (e *BudgetError) Error() string {
+	name := e.Setting()
 	return fmt.Sprintf("blackboard: workflow budget %s (%d) exceeded", name, e.Limit)
 }
 
@@ -124,6 +135,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		"max_artefacts":       nc.Budget.MaxArtefacts,
 		"max_depth":           nc.Budget.MaxDepth,
 		"depth":               nc.Budget.Depth,
+		"max_tokens":          nc.Budget.MaxTokens,
 		"claim_channel":       c.keys.ClaimEvents(),
 		"workflow_channel":    c.keys.WorkflowEvents(),
 	}

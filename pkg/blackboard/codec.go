@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Size limits enforced when records are written and decoded, so that a
@@ -248,6 +249,10 @@ func EncodeWorkflow(w *Workflow) map[string]string {
 	h.always("started_at_ms", strconv.FormatInt(w.StartedAtMs, 10))
 	h.int("ended_at_ms", w.EndedAtMs)
 	h.str("outcome", w.Outcome)
+	h.int("tokens", w.Tokens)
+	for agent, n := range w.AgentTokens {
+		h.int("tokens:"+agent, n)
+	}
 	return h.toMap()
 }
 
@@ -267,6 +272,20 @@ func DecodeWorkflow(m map[string]string) (*Workflow, error) {
 		StartedAtMs:   d.int("started_at_ms", true, 0),
 		EndedAtMs:     d.int("ended_at_ms", false, 0),
 		Outcome:       d.str("outcome", false),
+		Tokens:        d.int("tokens", false, 0),
+	}
+	for k, v := range m {
+		if agent, ok := strings.CutPrefix(k, "tokens:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				d.fail(k, "not a token count: %q", truncate(v, 64))
+				continue
+			}
+			if w.AgentTokens == nil {
+				w.AgentTokens = map[string]int64{}
+			}
+			w.AgentTokens[agent] = n
+		}
 	}
 	if d.err == nil && !w.Status.Valid() {
 		d.fail("status", "unknown value %q", w.Status)

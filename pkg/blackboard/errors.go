@@ -6,6 +6,12 @@ import (
 )
 
 var (
+	// ErrNotReplicated is returned, with Options.WaitReplicas, when a
+	// write was applied on the master but fewer replicas than asked
+	// acknowledged it in time. The write stands; every Sett write is
+	// idempotent, so the caller may retry it or give up.
+	ErrNotReplicated = errors.New("blackboard: write not acknowledged by enough replicas")
+
 	// ErrNotFound is returned when a record (artefact, claim, workflow,
 	// thread) does not exist.
 	ErrNotFound = errors.New("blackboard: not found")
@@ -42,6 +48,10 @@ var (
 	// ErrBudgetExceeded is returned when creating a claim would exceed a
 	// workflow budget (max_workflow_artefacts or max_chain_depth).
 	ErrBudgetExceeded = errors.New("blackboard: workflow budget exceeded")
+
+	// ErrNotFailed is returned by RetryClaim for a claim that did not
+	// fail: still running, completed, or ended for another reason.
+	ErrNotFailed = errors.New("blackboard: claim did not fail")
 
 	// ErrInvalid is returned when a record or argument fails validation
 	// before anything is written.

@@ -72,6 +72,9 @@ const (
 	EventRetryGranted      EventType = "retry_granted"
 	EventWorkflowEscalated EventType = "workflow_escalated"
 	EventWorkflowReopened  EventType = "workflow_reopened"
+	// EventClaimRetried: `sett retry` put a failed claim back in its phase
+	// with a fresh attempt budget (retry_claim.lua).
+	EventClaimRetried EventType = "claim_retried"
 
 	// Memory and review policy (SPEC §10).
 	EventMemoryMerged   EventType = "memory_merged"

@@ -175,6 +175,10 @@ func (k Keys) Inbox(agent string) string { return k.prefix + "agent:" + agent + 
 // slots, so an idle sibling replica gets the rest.
 func (k Keys) AgentGrants(agent string) string { return k.prefix + "agent:" + agent + ":grants" }
 
+// AgentTokens is the HASH of model tokens spent per agent across the
+// instance: field agent, value input plus output tokens of its results.
+func (k Keys) AgentTokens() string { return k.prefix + "tokens:agents" }
+
 // Timers is the ZSET of durable timers: member claim id, score due time in
 // milliseconds (Redis clock).
 func (k Keys) Timers() string { return k.prefix + "timers" }

@@ -38,6 +38,7 @@ func TestKeys(t *testing.T) {
 		{"WorkflowArtefactIndex", []string{"<wf>"}, "sett:<i>:index:workflow:<wf>"},
 		{"WorkflowClaimIndex", []string{"<wf>"}, "sett:<i>:index:workflow:<wf>:claims"},
 		{"WorkflowIndex", nil, "sett:<i>:index:workflows"},
+		{"AgentTokens", nil, "sett:<i>:tokens:agents"},
 		{"WorkflowMemories", []string{"<wf>"}, "sett:<i>:workflow:<wf>:memories"},
 		{"SharedMemory", []string{"<wf>"}, "sett:<i>:workflow:<wf>:shared_memory"},
 		{"ArtefactIDIndex", nil, "sett:<i>:index:artefact_ids"},

@@ -157,6 +157,10 @@ type Workflow struct {
 	StartedAtMs int64  `json:"started_at_ms"`
 	EndedAtMs   int64  `json:"ended_at_ms,omitempty"`
 	Outcome     string `json:"outcome,omitempty"`
+	// Tokens is the model tokens (input plus output) its results reported;
+	// AgentTokens splits them by agent (nil when none).
+	Tokens      int64            `json:"tokens,omitempty"`
+	AgentTokens map[string]int64 `json:"agent_tokens,omitempty"`
 }
 
 // GoalType is the artefact type of a goal posted by a person.

@@ -363,8 +363,11 @@ func (c *Client) ReapConsumers(ctx context.Context, minIdle time.Duration, dryRu
 	return out, nil
 }
 
-// MemoryUsed returns Redis's used_memory (INFO memory) in bytes: what the
-// retention bench reports per finished workflow.
+// MemoryUsed returns the memory Redis holds for data (INFO memory):
+// used_memory less the script cache (used_memory_scripts_eval), client
+// buffers (mem_clients_normal) and the AOF buffer (mem_aof_buffer), which
+// depend on who is connected and which scripts were loaded, not on what
+// is stored. It is what the retention bench reports per finished workflow.
 func (c *Client) MemoryUsed(ctx context.Context) (int64, error) {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
@@ -372,10 +375,17 @@ func (c *Client) MemoryUsed(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("blackboard: info memory: %w", err)
 	}
+	fields := map[string]int64{}
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				fields[k] = n
+			}
 		}
 	}
-	return 0, fmt.Errorf("blackboard: info memory: no used_memory field")
+	used, ok := fields["used_memory"]
+	if !ok {
+		return 0, fmt.Errorf("blackboard: info memory: no used_memory field")
+	}
+	return used - fields["used_memory_scripts_eval"] - fields["mem_clients_normal"] - fields["mem_aof_buffer"], nil
 }

@@ -125,6 +125,18 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		}
 	}
 
+	// Agents and the orchestrator: a pids limit, and a read-only root with
+	// a writable /tmp (the tools' HOME) unless services.containers says
+	// otherwise.
+	hardened := func(c containerSpec) containerSpec {
+		c.PidsLimit = cfg.Services.Containers.EffectivePidsLimit()
+		if !cfg.Services.Containers.WritableRoot {
+			c.ReadOnlyRoot = true
+			c.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"}
+		}
+		return c
+	}
+
 	daemonEnv := []string{
 		"SETT_CONFIG=" + containerConfigPath,
 		"SETT_INSTANCE=" + spec.Name,
@@ -159,7 +171,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			// writable home.
 			"HOME=/tmp",
 		)
-		p.Agents = append(p.Agents, containerSpec{
+		p.Agents = append(p.Agents, hardened(containerSpec{
 			Name: agentContainer(spec.Name, name), Component: ComponentAgent, Agent: name,
 			Image: a.Image, Cmd: a.Command, Env: env, User: in.User,
 			Mounts: []mount.Mount{
@@ -178,7 +190,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			Memory:   a.Resources.Memory.Int64(),
 			DropCaps: true,
 			Labels:   common(ComponentAgent, name),
-		})
+		}))
 	}
 
 	image := in.OrchestratorImage
@@ -186,14 +198,14 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		image = DefaultOrchestratorImage
 	}
 	use(image, "the orchestrator image")
-	p.Orchestrator = containerSpec{
+	p.Orchestrator = hardened(containerSpec{
 		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
 		Env:    append(append([]string{}, daemonEnv...), "SETT_HTTP_ADDR=:8080"),
 		User:   in.User,
 		Mounts: []mount.Mount{configMount},
 		Port:   orchestratorPort, DropCaps: true,
 		Labels: common(ComponentOrchestrator, ""),
-	}
+	})
 	if vp := cfg.Vault.ResolvedPath(filepath.Dir(filepath.Clean(spec.ConfigPath))); vp != "" {
 		// The vault is the orchestrator's alone (its bridge is the one
 		// writer); agents never see it. The orchestrator runs as in.User,

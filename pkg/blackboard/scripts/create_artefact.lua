@@ -23,6 +23,7 @@
 -- KEYS[20] control HASH             sett:<i>:control
 -- KEYS[21] timers ZSET              sett:<i>:timers
 -- KEYS[22] workflow memories HASH   sett:<i>:workflow:<wf>:memories
+-- KEYS[23] agent tokens HASH        sett:<i>:tokens:agents
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -32,7 +33,9 @@
 --          depth, artefact_channel, workflow_channel, and for results
 --          inbox_entry and inbox_group (the grant's inbox entry, acked
 --          and deleted here, with the lease released and the agent's
---          slot handed to its next waiting grant).
+--          slot handed to its next waiting grant); tokens and
+--          token_agent: the model tokens the artefact's usage reports
+--          (input plus output) and the agent they are counted for.
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -151,6 +154,14 @@ else
   -- finished in the gap between an artefact and its claim.
   if req.claimable and redis.call('HGET', KEYS[7], 'status') == 'running' then
     redis.call('HINCRBY', KEYS[7], 'open_items', 1)
+  end
+  -- Token budgets (SPEC §8): counted with the artefact that reports them,
+  -- so each usage counts exactly once (an artefact is written once).
+  local tokens = tonumber(req.tokens or 0) or 0
+  if tokens > 0 and req.token_agent ~= nil and req.token_agent ~= cjson.null and req.token_agent ~= '' then
+    redis.call('HINCRBY', KEYS[7], 'tokens', tokens)
+    redis.call('HINCRBY', KEYS[7], 'tokens:' .. req.token_agent, tokens)
+    redis.call('HINCRBY', KEYS[23], req.token_agent, tokens)
   end
 end
 

@@ -28,7 +28,7 @@
 --                    requested now and expires at now+approval_timeout_ms
 --                    (0: never); the claim joins the approvals index and
 --                    its timer is armed at the expiry
---   max_artefacts, max_depth, depth   budgets (0 = unlimited)
+--   max_artefacts, max_depth, depth, max_tokens   budgets (0 = unlimited)
 --   grants           flat list agent, token, ...
 --   counts           true: the claim holds a scheduler slot from now on (a
 --                    feedback claim continuing its parent's work; exempt
@@ -47,7 +47,7 @@
 --   {'FENCED', stored_epoch}
 --   {'NOT_FOUND', 'workflow'}
 --   {'WORKFLOW_ENDED', status}          the workflow is no longer running
---   {'BUDGET_EXCEEDED', which, limit}   'artefacts' or 'depth'
+--   {'BUDGET_EXCEEDED', which, limit}   'artefacts', 'depth' or 'tokens'
 --
 -- Crash safety: all checks precede all writes and the script is atomic, so
 -- either the claim, its artefact mapping, indexes, timer, bid requests and
@@ -79,6 +79,10 @@ end
 local max_artefacts = tonumber(req.max_artefacts or 0)
 if max_artefacts > 0 and tonumber(wf[2] or '0') > max_artefacts then
   return {'BUDGET_EXCEEDED', 'artefacts', tostring(max_artefacts)}
+end
+local max_tokens = tonumber(req.max_tokens or 0) or 0
+if max_tokens > 0 and (tonumber(redis.call('HGET', KEYS[7], 'tokens') or '0') or 0) > max_tokens then
+  return {'BUDGET_EXCEEDED', 'tokens', tostring(max_tokens)}
 end
 local max_depth = tonumber(req.max_depth or 0)
 if max_depth > 0 and tonumber(req.depth or 0) > max_depth then

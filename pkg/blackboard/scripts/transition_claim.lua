@@ -123,6 +123,11 @@ if gate ~= nil and gate ~= cjson.null then
 end
 
 local hset = {'HSET', KEYS[1], 'status', req.to, 'rev', tostring(rev + 1), 'updated_at_ms', tostring(ts)}
+if req.to == 'terminated' then
+  -- Where it ended, so that `sett retry` can put it back (retry_claim).
+  hset[#hset + 1] = 'terminated_from'
+  hset[#hset + 1] = req.from
+end
 if req.set ~= nil and req.set ~= cjson.null then
   for _, v in ipairs(req.set) do
     hset[#hset + 1] = v
