@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/internal/vault"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -140,9 +142,9 @@ func TestVaultSeed000(t *testing.T) {
 	}
 	_, tdoc := waitVaultFile(t, s, "In_Progress/invoice-99.md", func(d *vault.Doc) bool { return d.Get("state") == vault.StateAwaitingApproval })
 	_ = tdoc
-	if dash := readVault(t, s, "Dashboard.md"); !strings.Contains(dash, filepath.Base(pending)) {
-		t.Errorf("the dashboard does not list the pending approval:\n%s", dash)
-	}
+	s.Eventually(wait, "the dashboard listing the pending approval", func() bool {
+		return strings.Contains(readVault(t, s, "Dashboard.md"), filepath.Base(pending))
+	})
 
 	reason := "Don't offer payment timeline commitments without checking accounting first."
 	editDoc(t, pending, func(d *vault.Doc) { d.Set("reason", reason); d.Set("decided_by", "erin") })
@@ -175,7 +177,7 @@ func TestVaultSeed000(t *testing.T) {
 
 	drop(t, s, "supplier.md", "---\nsubject: Supplier reply\n---\nReply to the supplier.\n")
 	_, next := waitVaultFile(t, s, "In_Progress/supplier.md", nil)
-	_, npdoc := waitVaultFile(t, s, "Pending_Approval/*.md", forWorkflow(next.Get("workflow_id")))
+	npath, npdoc := waitVaultFile(t, s, "Pending_Approval/*.md", forWorkflow(next.Get("workflow_id")))
 	plan, err := s.BB.GetArtefact(ctx, npdoc.Get("artefact_id"))
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +187,30 @@ func TestVaultSeed000(t *testing.T) {
 	}
 	if !strings.Contains(npdoc.Body, want) {
 		t.Errorf("the next approval file does not show the plan's payload:\n%s", npdoc.Body)
+	}
+
+	// The vault is a projection: with its files gone, a rebuild brings
+	// them back from Redis (the person's own lines in Agent_Memory.md
+	// kept).
+	root := filepath.Join(s.Dir, "vault")
+	if err := os.WriteFile(filepath.Join(root, vault.AgentMemoryFile), []byte("# Agent Memory\n\nMy own note.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{vault.DashboardFile, filepath.Join(vault.PendingApproval, filepath.Base(npath))} {
+		if err := os.Remove(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := vault.NewBridge(s.BB, vault.Options{Path: root}, zerolog.Nop())
+	if err := br.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mem = readVault(t, s, vault.AgentMemoryFile)
+	if !strings.Contains(mem, "My own note.") || !strings.Contains(mem, want) {
+		t.Errorf("Agent_Memory.md after a rebuild:\n%s", mem)
+	}
+	if dash := readVault(t, s, vault.DashboardFile); !strings.Contains(dash, "## Pending approvals") || !strings.Contains(dash, filepath.Base(npath)) {
+		t.Errorf("Dashboard.md after a rebuild:\n%s", dash)
 	}
 }
 
@@ -458,9 +484,34 @@ vault:
 	})
 	orch.Kill()
 	orch.Restart()
-	s.Eventually(3*wait, "every task in Done/", func() bool {
-		m, _ := filepath.Glob(filepath.Join(s.Dir, "vault", vault.Done, "task-*.md"))
-		return len(m) == n
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		for _, f := range []string{vault.NeedsAction, vault.InProgress, vault.Done, vault.Failed} {
+			m, _ := filepath.Glob(filepath.Join(s.Dir, "vault", f, "*"))
+			var names []string
+			for _, p := range m {
+				names = append(names, filepath.Base(p))
+			}
+			if len(names) > 30 {
+				names = names[len(names)-30:]
+			}
+			t.Logf("%s: %d files, last: %v", f, len(m), names)
+		}
+		t.Logf("dashboard:\n%s", readVault(t, s, "Dashboard.md"))
+	}()
+	// A workflow may fail when the crash cost its grant (lease lost):
+	// that is the engine's outcome; the vault's is that every file ends
+	// in Done/ or Failed/, once.
+	finished := func() (done, failed []string) {
+		done, _ = filepath.Glob(filepath.Join(s.Dir, "vault", vault.Done, "task-*.md"))
+		failed, _ = filepath.Glob(filepath.Join(s.Dir, "vault", vault.Failed, "task-*.md"))
+		return done, failed
+	}
+	s.Eventually(3*wait, "every task finished", func() bool {
+		d, f := finished()
+		return len(d)+len(f) >= n
 	})
 	ids, err := s.BB.ListWorkflows(context.Background(), 10*n)
 	if err != nil {
@@ -470,9 +521,21 @@ vault:
 		t.Errorf("%d workflows for %d task files, want exactly one each", len(ids), n)
 	}
 	seen := map[string]string{}
+	done, failed := finished()
+	if len(done)+len(failed) != n {
+		t.Errorf("%d files in Done/ and %d in Failed/, want %d in all", len(done), len(failed), n)
+	}
+	inDone := map[string]bool{}
+	for _, p := range done {
+		inDone[filepath.Base(p)] = true
+	}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("task-%03d.md", i)
-		data, err := os.ReadFile(filepath.Join(s.Dir, "vault", vault.Done, name))
+		folder, want := vault.Done, vault.StateDone
+		if !inDone[name] {
+			folder, want = vault.Failed, vault.StateFailed
+		}
+		data, err := os.ReadFile(filepath.Join(s.Dir, "vault", folder, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -485,12 +548,37 @@ vault:
 			t.Errorf("%s and %s share workflow %s", name, other, wf)
 		}
 		seen[wf] = name
-		if d.Get("state") != vault.StateDone {
-			t.Errorf("%s: state %q", name, d.Get("state"))
+		if d.Get("state") != want {
+			t.Errorf("%s in %s/: state %q", name, folder, d.Get("state"))
 		}
 	}
 	left, _ := filepath.Glob(filepath.Join(s.Dir, "vault", vault.NeedsAction, "*.md"))
 	if len(left) != 0 {
 		t.Errorf("left in Needs_Action/: %v", left)
 	}
+}
+
+// TestVaultMaxConcurrentTasks: with max_concurrent_tasks 1, a second task
+// waits in Needs_Action/ until the first one is finished.
+func TestVaultMaxConcurrentTasks(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, approvalConfig("", "", "")+"\nvault:\n  path: vault\n  rescan_interval: 1s\n  max_concurrent_tasks: 1\n")
+	s.Up("planner", "coder")
+	waitVaultFile(t, s, "Dashboard.md", nil)
+	drop(t, s, "first.md", "---\npriority: high\n---\nFirst.\n")
+	_, d := waitVaultFile(t, s, "In_Progress/first.md", nil)
+	drop(t, s, "second.md", "Second.\n")
+	p, _ := waitVaultFile(t, s, "Pending_Approval/*.md", forWorkflow(d.Get("workflow_id")))
+	s.Eventually(wait, "the dashboard counting the waiting task", func() bool {
+		return strings.Contains(readVault(t, s, "Dashboard.md"), "Needs_Action: 1 waiting")
+	})
+	if _, err := os.Stat(filepath.Join(s.Dir, "vault", vault.NeedsAction, "second.md")); err != nil {
+		t.Fatalf("the second task left Needs_Action/ while the first runs: %v", err)
+	}
+	if ids, _ := s.BB.ListWorkflows(context.Background(), 10); len(ids) != 1 {
+		t.Fatalf("%d workflows, want only the first", len(ids))
+	}
+	moveTo(t, s, p, vault.Approved)
+	waitVaultFile(t, s, "Done/first.md", nil)
+	waitVaultFile(t, s, "In_Progress/second.md", nil)
 }
