@@ -501,9 +501,9 @@ vault:
 		}
 		t.Logf("dashboard:\n%s", readVault(t, s, "Dashboard.md"))
 	}()
-	// A workflow may fail when the crash cost its grant (lease lost):
-	// that is the engine's outcome; the vault's is that every file ends
-	// in Done/ or Failed/, once.
+	// Every file ends in Done/ or Failed/, once; and since only the
+	// orchestrator is killed (the cub keeps its leases), every workflow
+	// completes: a failure here once exposed bid requests the cub skipped.
 	finished := func() (done, failed []string) {
 		done, _ = filepath.Glob(filepath.Join(s.Dir, "vault", vault.Done, "task-*.md"))
 		failed, _ = filepath.Glob(filepath.Join(s.Dir, "vault", vault.Failed, "task-*.md"))
@@ -524,6 +524,9 @@ vault:
 	done, failed := finished()
 	if len(done)+len(failed) != n {
 		t.Errorf("%d files in Done/ and %d in Failed/, want %d in all", len(done), len(failed), n)
+	}
+	if len(failed) > 0 {
+		t.Errorf("%d workflows failed (first: %s); killing the orchestrator must cost none", len(failed), filepath.Base(failed[0]))
 	}
 	inDone := map[string]bool{}
 	for _, p := range done {
