@@ -43,6 +43,12 @@ type Options struct {
 	// the in-process fake provider, after HopWarmup untimed ones. Default
 	// 200.
 	LLMAgentSamples int `json:"llm_agent_samples"`
+	// RecoverySamples is the number of times the orchestrator is killed
+	// with SIGKILL and restarted. Default 10.
+	RecoverySamples int `json:"recovery_samples"`
+	// VaultSamples is the number of timed task files (and decisions) of
+	// the vault scenario, after HopWarmup untimed ones. Default 100.
+	VaultSamples int `json:"vault_samples"`
 	// RetentionWorkflows is the number of finished workflows the
 	// retention scenario measures memory over, with retention off and
 	// on. Default 10000.
@@ -72,6 +78,8 @@ func DefaultOptions() Options {
 		IdleWindow:       30 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
 		LLMAgentSamples:    200,
+		RecoverySamples:    10,
+		VaultSamples:       100,
 		RetentionWorkflows: 10000,
 	}
 }
@@ -89,6 +97,8 @@ func SmokeOptions() Options {
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
 		LLMAgentSamples:    3,
+		RecoverySamples:    2,
+		VaultSamples:       3,
 		RetentionWorkflows: 20,
 	}
 }
@@ -114,6 +124,8 @@ func (o Options) withDefaults() Options {
 	set(&o.RoundTripBatches, d.RoundTripBatches)
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
+	set(&o.RecoverySamples, d.RecoverySamples)
+	set(&o.VaultSamples, d.VaultSamples)
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow

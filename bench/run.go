@@ -39,6 +39,8 @@ var figureOrder = []string{
 	"hoard_first_page_100k", "resolve_short_id_100k",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
+	"orchestrator_recovery",
+	"vault_file_to_goal", "vault_decision_to_applied",
 	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
 
@@ -85,6 +87,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		{"round trips", r.roundTrips},
 		{"context chains and hoard", r.inProcess},
 		{"LLM agent overhead", r.llmAgent},
+		{"orchestrator recovery", r.recovery},
+		{"vault", r.vaultLatency},
 		{"retention", r.retention},
 	} {
 		r.progress("%s ...", step.name)

@@ -420,7 +420,12 @@ vault:
   rescan_interval: 1s
   max_concurrent_tasks: 0
 `)
-	orch, _ := s.Up("planner")
+	// The first orchestrator dies (as kill -9 would) right after creating
+	// the first goal, before moving its file.
+	cub := s.StartCub("planner")
+	s.WaitReady(cub)
+	orch := s.StartOrchestratorWith("SETT_FAILPOINT=vault-goal-created")
+	s.WaitReady(orch)
 	waitVaultFile(t, s, "Dashboard.md", nil)
 	stage := filepath.Join(s.Dir, "stage")
 	if err := os.Mkdir(stage, 0o755); err != nil {
@@ -438,10 +443,18 @@ vault:
 			t.Fatal(err)
 		}
 	}
-	// Kill the leader while the burst is being admitted.
+	if code := orch.WaitExit(wait); code != 137 {
+		t.Fatalf("the orchestrator exited %d, want the failpoint's 137", code)
+	}
+	if m, _ := filepath.Glob(filepath.Join(s.Dir, "vault", vault.NeedsAction, "task-*.md")); len(m) != n {
+		t.Fatalf("%d files in Needs_Action/ after the crash, want all %d (the goal was created, the file not moved)", len(m), n)
+	}
+	orch.SetEnv()
+	orch.Restart()
+	// And kill -9 the new leader while it admits the burst.
 	s.Eventually(wait, "part of the burst admitted", func() bool {
-		ids, _ := s.BB.ListWorkflows(context.Background(), 1000)
-		return len(ids) >= 20
+		m, _ := filepath.Glob(filepath.Join(s.Dir, "vault", vault.NeedsAction, "task-*.md"))
+		return len(m) < n
 	})
 	orch.Kill()
 	orch.Restart()

@@ -21,7 +21,7 @@ new lines until interrupted.`,
 			}
 			rec, err := instance.Find(app.Workspace(), app.InstanceName())
 			if err != nil {
-				return err
+				return explainNoInstance(cmd.Context(), app, err)
 			}
 			rt, err := app.runtimeOfRecord(rec.Name, rec.Runtime)
 			if err != nil {

@@ -97,6 +97,7 @@ func (c *Config) ApplyDefaults() {
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage
 	}
+	c.Services.Redis.applyDefaults(c, "services.redis")
 }
 
 // setDefault sets *v to def when it is zero and the file did not write it.

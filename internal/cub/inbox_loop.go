@@ -185,6 +185,13 @@ func (l *InboxLoop) readFailed(ctx context.Context, what string, err error) {
 	}
 }
 
+// entryKey names an inbox entry among those in flight. Bid requests and
+// grants live in two streams whose ids are independent: a claim's bid
+// request and another claim's grant written in the same millisecond get
+// the same stream id, so the id alone would make one of them look already
+// in flight and leave it to the slow reclaim.
+func entryKey(e blackboard.InboxEntry) string { return string(e.Kind) + "|" + e.StreamID }
+
 // track marks an entry in flight; false when it already is (a pending
 // entry seen again by a reclaim).
 func (l *InboxLoop) track(id string) bool {
@@ -206,13 +213,13 @@ func (l *InboxLoop) untrack(id string) {
 // handleBid answers a bid request in its own goroutine; the bid script
 // acknowledges the request in the same step.
 func (l *InboxLoop) handleBid(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
-	if !l.track(e.StreamID) {
+	if !l.track(entryKey(e)) {
 		return
 	}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		defer l.untrack(e.StreamID)
+		defer l.untrack(entryKey(e))
 		if e.Kind != blackboard.MessageBidRequest {
 			l.log.Warn().Str("kind", string(e.Kind)).Str("stream_id", e.StreamID).Msg("unknown inbox entry; dropping it")
 			if err := inbox.DoneBids(context.WithoutCancel(ctx), e.StreamID); err != nil {
@@ -244,7 +251,7 @@ func (l *InboxLoop) queueGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 // startGrant runs grant e in its own goroutine; the caller holds one slot
 // for it, which the goroutine releases.
 func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
-	if !l.track(e.StreamID) {
+	if !l.track(entryKey(e)) {
 		<-l.slots
 		return
 	}
@@ -252,7 +259,7 @@ func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 	go func() {
 		defer l.wg.Done()
 		defer func() { <-l.slots }()
-		defer l.untrack(e.StreamID)
+		defer l.untrack(entryKey(e))
 		if l.grant(ctx, e, time.Now()) == Dropped {
 			failpoint.Hit("cub-entry-done")
 			if err := inbox.DoneGrants(context.WithoutCancel(ctx), e.StreamID); err != nil {

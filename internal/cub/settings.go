@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/tool"
 )
 
 // Settings is one agent's configuration as the cub needs it, with
@@ -41,6 +42,13 @@ type Settings struct {
 	// Consumer names this cub in the inbox consumer group; keep it stable
 	// across restarts so unfinished entries come back.
 	Consumer string
+	// WorkspaceReadOnly is set for an agent with workspace.mode ro; only
+	// a Sandbox (or a container) enforces it.
+	WorkspaceReadOnly bool
+	// ToolLedger records running tools for the next cub (nil: none).
+	ToolLedger *tool.Ledger
+	// Sandbox, when set, starts every tool in private namespaces.
+	Sandbox *tool.Sandbox
 }
 
 // SettingsFrom builds Settings for agent from a validated config.
@@ -50,25 +58,26 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		return Settings{}, false
 	}
 	return Settings{
-		Agent:            agent,
-		Role:             a.Role,
-		Strategy:         string(a.BiddingStrategy),
-		Consumes:         a.Consumes,
-		BidOnOwnOutputs:  a.BidOnOwnOutputs,
-		BidScript:        a.BidScript,
-		BidScriptTimeout: a.BidScriptTimeout.Std(),
-		Command:          a.Command,
-		Environment:      a.Environment,
-		Workspace:        workspace,
-		ToolTimeout:      a.Timeout.Std(),
-		StopGrace:        a.StopGrace.Std(),
-		MaxConcurrent:    a.MaxConcurrent,
-		MaxOutput:        int(a.MaxOutputBytes.Int64()),
-		MaxPayload:       int(c.Orchestrator.MaxPayloadBytes.Int64()),
-		LeaseTTL:         c.Orchestrator.LeaseTTL.Std(),
-		HeartbeatTTL:     c.Orchestrator.AgentHeartbeatTTL.Std(),
-		BidTimeout:       c.Orchestrator.BidTimeout.Std(),
-		Consumer:         consumer,
+		Agent:             agent,
+		Role:              a.Role,
+		Strategy:          string(a.BiddingStrategy),
+		Consumes:          a.Consumes,
+		BidOnOwnOutputs:   a.BidOnOwnOutputs,
+		BidScript:         a.BidScript,
+		BidScriptTimeout:  a.BidScriptTimeout.Std(),
+		Command:           a.Command,
+		Environment:       a.Environment,
+		Workspace:         workspace,
+		ToolTimeout:       a.Timeout.Std(),
+		StopGrace:         a.StopGrace.Std(),
+		MaxConcurrent:     a.MaxConcurrent,
+		MaxOutput:         int(a.MaxOutputBytes.Int64()),
+		MaxPayload:        int(c.Orchestrator.MaxPayloadBytes.Int64()),
+		LeaseTTL:          c.Orchestrator.LeaseTTL.Std(),
+		HeartbeatTTL:      c.Orchestrator.AgentHeartbeatTTL.Std(),
+		BidTimeout:        c.Orchestrator.BidTimeout.Std(),
+		Consumer:          consumer,
+		WorkspaceReadOnly: a.Workspace.Mode != config.WorkspaceReadWrite,
 	}, true
 }
 

@@ -133,7 +133,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace}
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
+		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")

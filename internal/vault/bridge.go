@@ -87,18 +87,23 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if _, err := Scaffold(b.opt.Path); err != nil {
 		b.log.Error().Err(err).Msg("cannot create the vault layout; the vault bridge waits for the next rescan")
 	}
-	wake := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case wake <- struct{}{}:
-		default:
+	// File events wake the bridge at once (a person is waiting for the
+	// result); blackboard events, which a busy instance writes by the
+	// hundred, at most every minPassGap.
+	wake, wakeFS := make(chan struct{}, 1), make(chan struct{}, 1)
+	pokeOn := func(ch chan struct{}) func() {
+		return func() {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
 		}
 	}
-	stopWatch := b.watch(ctx, poke)
+	stopWatch := b.watch(ctx, pokeOn(wakeFS))
 	defer stopWatch()
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); b.followEvents(ctx, poke) }()
+	go func() { defer wg.Done(); b.followEvents(ctx, pokeOn(wake)) }()
 	defer wg.Wait()
 
 	tick := time.NewTicker(b.opt.RescanInterval)
@@ -108,16 +113,24 @@ func (b *Bridge) Run(ctx context.Context) error {
 			b.log.Warn().Err(err).Msg("vault pass failed; retrying on the next change or rescan")
 		}
 		gap := time.NewTimer(minPassGap)
+		fileEvent := false
 		select {
 		case <-ctx.Done():
 			gap.Stop()
 			return nil
 		case <-gap.C:
+		case <-wakeFS:
+			gap.Stop()
+			fileEvent = true
+		}
+		if fileEvent {
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
+		case <-wakeFS:
 		case <-tick.C:
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -105,6 +106,7 @@ func (b *Bridge) admit(ctx context.Context, t *task, now time.Time) error {
 	err := b.bb.CreateArtefact(ctx, t.Goal, blackboard.WriteAuth{})
 	switch {
 	case err == nil:
+		failpoint.Hit("vault-goal-created")
 		b.log.Info().Str("file", t.File.Name).Str("workflow_id", t.Goal.ID).Int("priority", t.Score).Msg("task file became a goal")
 		b.note("task " + t.File.Name + " started workflow " + short(t.Goal.ID))
 	case errors.Is(err, blackboard.ErrExists):

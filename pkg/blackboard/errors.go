@@ -6,6 +6,12 @@ import (
 )
 
 var (
+	// ErrNotReplicated is returned, with Options.WaitReplicas, when a
+	// write was applied on the master but fewer replicas than asked
+	// acknowledged it in time. The write stands; every Sett write is
+	// idempotent, so the caller may retry it or give up.
+	ErrNotReplicated = errors.New("blackboard: write not acknowledged by enough replicas")
+
 	// ErrNotFound is returned when a record (artefact, claim, workflow,
 	// thread) does not exist.
 	ErrNotFound = errors.New("blackboard: not found")
