@@ -3,8 +3,8 @@ package bench
 import (
 	"context"
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
