@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -16,6 +17,11 @@ func TestRetentionScenario(t *testing.T) {
 		t.Skip("runs the real daemons against redis-server (run without -short)")
 	}
 	opts := SmokeOptions().withDefaults()
+	// BENCH_RETENTION_WORKFLOWS measures at the size of `make bench`
+	// (10000) without the rest of the harness.
+	if n, err := strconv.Atoi(os.Getenv("BENCH_RETENTION_WORKFLOWS")); err == nil && n > 0 {
+		opts.RetentionWorkflows = n
+	}
 	opts.Progress = testLog{t}
 	workDir := t.TempDir()
 	if d := os.Getenv("BENCH_KEEP_DIR"); d != "" {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -94,7 +95,7 @@ func (r *runner) retentionRun(ctx context.Context, name, extra string) (float64,
 	total := r.opts.RetentionWorkflows
 	for done := 0; done < total; {
 		n := min(r.opts.ThroughputGoals, total-done)
-		if _, _, err := r.throughputRound(ctx, s, n, fmt.Sprintf("%s %d/%d", name, done+n, total)); err != nil {
+		if err := r.finishWorkflows(ctx, s, n); err != nil {
 			close(stop)
 			<-sampled
 			return 0, nil, err
@@ -137,4 +138,46 @@ func (r *runner) retentionRun(ctx context.Context, name, extra string) (float64,
 	r.progress("%s: %d workflows, used_memory %d → %d bytes: %.0f bytes per finished workflow; events stream %.0f entries at the end",
 		name, total, base, used, per, lengths[len(lengths)-1])
 	return per, lengths, nil
+}
+
+// finishWorkflows posts n goals from 16 goroutines and waits until each
+// workflow ended, whatever its outcome: memory is measured per finished
+// workflow, failed ones included.
+func (r *runner) finishWorkflows(ctx context.Context, s *stack, n int) error {
+	ids := make([]string, n)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += 16 {
+				id, _, err := s.PostGoal(ctx, fmt.Sprintf("retention goal %d", i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids[i] = id
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	failed := 0
+	for _, id := range ids {
+		end, err := s.Watcher.WaitWorkflow(ctx, id, 60*time.Second)
+		if err != nil {
+			return err
+		}
+		if end.Field("status") != "completed" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		r.progress("%s: %d of %d workflows did not complete (they count as finished all the same)", s.Name, failed, n)
+	}
+	return nil
 }
