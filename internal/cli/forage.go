@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/priority"
 	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -23,7 +23,9 @@ import (
 type forageOptions struct {
 	goal       string
 	goalFile   string
-	priority   int
+	priority   string
+	deadline   string
+	from       string
 	wait       bool
 	watch      bool
 	timeout    time.Duration
@@ -43,6 +45,12 @@ id is also the workflow id.
 lines (priority, deadline, from, subject, or any other key: value) becomes the
 goal's metadata, and the body is the goal text.
 
+The goal's priority score orders the work when grants must wait (SPEC §8):
+priority high 10, medium 5, low 0 or a number; a deadline closer than 2 hours
++20, 1 day +10, 1 week +5; a sender in orchestrator.priority.important_senders
++10 (weights from sett.yml). --priority, --deadline and --from override the
+file's keys; the score is computed once, when the goal is posted.
+
 --wait follows the workflow to its end, showing a progress line, and prints
 the outcome and the final artefacts (those no other artefact builds on).
 --watch streams the workflow's events instead (as 'sett watch' does). Both
@@ -52,6 +60,7 @@ In a Git workspace, forage refuses a tree with uncommitted changes (agents
 work on commits); --allow-dirty posts anyway.`,
 		Example: `  sett forage --goal "Add a /health endpoint" --wait
   sett forage --goal-file tasks/health.md --priority 5 --watch
+  sett forage --goal "Fix the login bug" --priority high --deadline 2026-01-29T09:00:00Z --from ceo@company.com
   sett forage --goal "Write release notes" -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,7 +70,9 @@ work on commits); --allow-dirty posts anyway.`,
 	f := cmd.Flags()
 	f.StringVar(&o.goal, "goal", "", "the goal, as text")
 	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from a Markdown file with optional YAML frontmatter")
-	f.IntVar(&o.priority, "priority", 0, "workflow priority (higher runs first; overrides the file's priority)")
+	f.StringVar(&o.priority, "priority", "", "high, medium, low or a whole number (overrides the file's priority)")
+	f.StringVar(&o.deadline, "deadline", "", "when the work is due: RFC 3339 (2026-01-29T09:00:00Z) or a date (overrides the file's deadline)")
+	f.StringVar(&o.from, "from", "", "who asks: an address or \"Name <address>\" (overrides the file's from)")
 	f.BoolVar(&o.wait, "wait", false, "wait for the workflow to end and print its outcome (exit 0 completed, 1 failed, 2 cancelled/timeout)")
 	f.BoolVar(&o.watch, "watch", false, "stream the workflow's events until it ends")
 	f.DurationVar(&o.timeout, "timeout", 0, "with --wait/--watch: stop waiting after this long (exit 2); 0 waits for ever")
@@ -94,11 +105,23 @@ func readGoal(cmd *cobra.Command, app *App, o forageOptions) (goalDoc, error) {
 	default:
 		return doc, usageError("no goal: give it with --goal TEXT or --goal-file PATH")
 	}
-	if cmd.Flags().Changed("priority") {
-		if o.priority < math.MinInt32 || o.priority > math.MaxInt32 {
-			return doc, usageError("--priority %d is out of range (it must fit in 32 bits)", o.priority)
+	if doc.Metadata == nil {
+		doc.Metadata = map[string]string{}
+	}
+	for _, fl := range []struct{ flag, key, val string }{
+		{"priority", metaPriority, o.priority}, {"deadline", metaDeadline, o.deadline}, {"from", metaFrom, o.from},
+	} {
+		if cmd.Flags().Changed(fl.flag) {
+			doc.Metadata[fl.key] = strings.TrimSpace(fl.val)
 		}
-		doc.Priority, doc.HasPriority = o.priority, true
+	}
+	if _, err := priority.ParsePriority(doc.Metadata[metaPriority], priority.DefaultWeights()); err != nil {
+		return doc, usageError("--priority: %v", err)
+	}
+	if d := doc.Metadata[metaDeadline]; d != "" {
+		if _, err := priority.ParseDeadline(d); err != nil {
+			return doc, usageError("--deadline: %v", err)
+		}
 	}
 	if doc.Text == "" {
 		return doc, usageError("the goal is empty: say what the agents should achieve")
@@ -146,7 +169,18 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 		}
 	}
 
-	g := blackboard.NewGoal(doc.Text, doc.Priority, "user", doc.Metadata)
+	score, err := scoreGoal(app, doc.Metadata)
+	if err != nil {
+		return err
+	}
+	g := blackboard.NewGoal(doc.Text, score.Total, "user", doc.Metadata)
+	// NewGoal writes the score as "priority"; keep what the person wrote
+	// there (the blackboard orders by "score").
+	if p, ok := doc.Metadata[metaPriority]; ok {
+		g.Metadata[metaPriority] = p
+	} else {
+		delete(g.Metadata, metaPriority)
+	}
 	if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
 		g.Summary = ellipsis(oneLine(s), 200)
 	}
@@ -158,9 +192,10 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 	}
 
 	out := cmd.OutOrStdout()
-	res := forageResult{GoalID: g.ID, WorkflowID: g.WorkflowID, Priority: doc.Priority}
+	res := forageResult{GoalID: g.ID, WorkflowID: g.WorkflowID, Priority: score.Total, Score: score.Total,
+		PriorityInput: doc.Metadata[metaPriority], Deadline: doc.Metadata[metaDeadline], From: doc.Metadata[metaFrom]}
 	if o.format == "text" {
-		fmt.Fprintf(out, "goal      %s\nworkflow  %s\n", g.ID, g.WorkflowID)
+		fmt.Fprintf(out, "goal      %s\nworkflow  %s\nscore     %s\n", g.ID, g.WorkflowID, explainScore(score))
 		if !following {
 			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", shortID(g.ID), shortID(g.ID))
 		}
@@ -178,6 +213,10 @@ type forageResult struct {
 	GoalID         string          `json:"goal_id"`
 	WorkflowID     string          `json:"workflow_id"`
 	Priority       int             `json:"priority"`
+	Score          int             `json:"score"`
+	PriorityInput  string          `json:"priority_input,omitempty"`
+	Deadline       string          `json:"deadline,omitempty"`
+	From           string          `json:"from,omitempty"`
 	Status         string          `json:"status,omitempty"`
 	Reason         string          `json:"reason,omitempty"`
 	TimedOut       bool            `json:"timed_out,omitempty"`

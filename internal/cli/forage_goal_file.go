@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/settdev/sett/internal/priority"
 )
 
 // goalDoc is a goal as read from --goal-file: the body is the goal text,
@@ -15,10 +17,8 @@ import (
 type goalDoc struct {
 	// Text is the body after the frontmatter, trimmed.
 	Text string
-	// Priority is the frontmatter's priority; HasPriority says it was set.
-	Priority    int
-	HasPriority bool
-	// Metadata holds every frontmatter key (priority included) as text.
+	// Metadata holds every frontmatter key (priority, deadline and from
+	// included, as written) as text.
 	Metadata map[string]string
 }
 
@@ -41,7 +41,8 @@ var yamlParserError = regexp.MustCompile(`^did not find expected (<document star
 // parseGoalFile reads a Markdown goal with optional YAML frontmatter: a
 // first line "---", key: value lines, and a closing "---" (or "...").
 // Scalar values of any key become metadata as text (dates and numbers as
-// written); priority must be a whole number. Lists, mappings, duplicate
+// written); priority must be high, medium, low or a whole number, and
+// deadline a date the priority package reads. Lists, mappings, duplicate
 // keys and malformed YAML are refused with the file line.
 func parseGoalFile(name string, data []byte) (goalDoc, error) {
 	text := strings.TrimPrefix(string(data), "\ufeff")
@@ -104,12 +105,15 @@ func parseGoalFile(name string, data []byte) (goalDoc, error) {
 		if v.Tag == "!!null" {
 			continue // "deadline:" with nothing after it sets nothing
 		}
-		if k.Value == "priority" {
-			p, err := strconv.ParseInt(strings.TrimSpace(v.Value), 10, 32)
-			if err != nil {
-				return goalDoc{}, goalFileError(name, v.Line+offset, "priority %q is not a whole number (for example: priority: 3)", v.Value)
+		switch k.Value {
+		case "priority":
+			if _, err := priority.ParsePriority(v.Value, priority.DefaultWeights()); err != nil {
+				return goalDoc{}, goalFileError(name, v.Line+offset, "priority %q is not high, medium, low or a whole number (for example: priority: high)", v.Value)
 			}
-			doc.Priority, doc.HasPriority = int(p), true
+		case "deadline":
+			if _, err := priority.ParseDeadline(v.Value); err != nil {
+				return goalDoc{}, goalFileError(name, v.Line+offset, "%v", err)
+			}
 		}
 		doc.Metadata[k.Value] = v.Value
 	}

@@ -12,8 +12,6 @@ func TestParseGoalFile(t *testing.T) {
 		name        string
 		file        string
 		text        string
-		priority    int
-		hasPriority bool
 		meta        map[string]string
 		errContains []string
 	}{
@@ -25,7 +23,7 @@ func TestParseGoalFile(t *testing.T) {
 		{
 			name: "frontmatter with the usual keys",
 			file: "---\npriority: 5\ndeadline: 2024-06-01\nfrom: alice@example.com\nsubject: Health check\n---\n\nAdd a /health endpoint.\n",
-			text: "Add a /health endpoint.", priority: 5, hasPriority: true,
+			text: "Add a /health endpoint.",
 			meta: map[string]string{"priority": "5", "deadline": "2024-06-01", "from": "alice@example.com", "subject": "Health check"},
 		},
 		{
@@ -47,7 +45,7 @@ func TestParseGoalFile(t *testing.T) {
 		{
 			name: "negative priority",
 			file: "---\npriority: -2\n---\nlow",
-			text: "low", priority: -2, hasPriority: true, meta: map[string]string{"priority": "-2"},
+			text: "low", meta: map[string]string{"priority": "-2"},
 		},
 		{
 			name:        "invalid YAML names the file line",
@@ -80,9 +78,20 @@ func TestParseGoalFile(t *testing.T) {
 			errContains: []string{"goal.md:3:", "from must be a single value", "not a mapping"},
 		},
 		{
-			name:        "priority not an integer",
-			file:        "---\nsubject: x\npriority: high\n---\nBody",
-			errContains: []string{"goal.md:3:", `priority "high" is not a whole number`},
+			name: "priority as a label, deadline and sender for the score",
+			file: "---\nsubject: x\npriority: High\ndeadline: 2026-01-29T09:00:00Z\nfrom: CEO <ceo@company.com>\n---\nBody",
+			text: "Body",
+			meta: map[string]string{"subject": "x", "priority": "High", "deadline": "2026-01-29T09:00:00Z", "from": "CEO <ceo@company.com>"},
+		},
+		{
+			name:        "priority neither a label nor an integer",
+			file:        "---\nsubject: x\npriority: urgent\n---\nBody",
+			errContains: []string{"goal.md:3:", `priority "urgent" is not high, medium, low or a whole number`},
+		},
+		{
+			name:        "deadline in no known form",
+			file:        "---\ndeadline: next tuesday\n---\nBody",
+			errContains: []string{"goal.md:2:", `invalid deadline "next tuesday"`},
 		},
 		{
 			name:        "priority with a fraction",
@@ -92,7 +101,7 @@ func TestParseGoalFile(t *testing.T) {
 		{
 			name:        "priority beyond 32 bits",
 			file:        "---\npriority: 99999999999\n---\nBody",
-			errContains: []string{"goal.md:2:", "not a whole number"},
+			errContains: []string{"goal.md:2:", "not high, medium, low or a whole number"},
 		},
 		{
 			name:        "duplicate key",
@@ -130,8 +139,8 @@ func TestParseGoalFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if doc.Text != tc.text || doc.Priority != tc.priority || doc.HasPriority != tc.hasPriority {
-				t.Errorf("got text %q priority %d (set %v), want %q %d (%v)", doc.Text, doc.Priority, doc.HasPriority, tc.text, tc.priority, tc.hasPriority)
+			if doc.Text != tc.text {
+				t.Errorf("got text %q, want %q", doc.Text, tc.text)
 			}
 			if len(doc.Metadata) != len(tc.meta) || (len(tc.meta) > 0 && !maps.Equal(doc.Metadata, tc.meta)) {
 				t.Errorf("metadata = %v, want %v", doc.Metadata, tc.meta)

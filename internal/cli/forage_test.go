@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,13 +61,16 @@ func TestForageGoalFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The deadline is long past: the most urgent (+20).
 	cases := []struct {
 		name     string
 		args     []string
 		priority string
+		score    int
 	}{
-		{"priority from the file", []string{"--goal-file", "health.md"}, "4"},
-		{"--priority overrides the file", []string{"--goal-file", file, "--priority", "9"}, "9"},
+		{"priority from the file", []string{"--goal-file", "health.md"}, "4", 24},
+		{"--priority overrides the file", []string{"--goal-file", file, "--priority", "9"}, "9", 29},
+		{"a label", []string{"--goal-file", file, "--priority", "high"}, "high", 30},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,11 +80,15 @@ func TestForageGoalFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"priority": tc.priority, "deadline": "2024-06-01", "from": "alice", "subject": "Health check", "team": "platform"}
+			want := map[string]string{"priority": tc.priority, "deadline": "2024-06-01", "from": "alice", "subject": "Health check", "team": "platform",
+				"score": strconv.Itoa(tc.score)}
 			for k, v := range want {
 				if g.Metadata[k] != v {
 					t.Errorf("metadata[%s] = %q, want %q (all: %v)", k, g.Metadata[k], v, g.Metadata)
 				}
+			}
+			if w, err := e.bb.GetWorkflow(t.Context(), id); err != nil || w.Priority != tc.score {
+				t.Errorf("workflow priority %+v, %v; want the score %d", w, err, tc.score)
 			}
 			if g.Payload != "# Add /health\n\nReturn 200 when Redis answers." || g.Summary != "Health check" {
 				t.Errorf("payload %q, summary %q", g.Payload, g.Summary)
@@ -108,11 +116,13 @@ func TestForageRefusesBadInputAndWritesNothing(t *testing.T) {
 		{"no goal", nil, "no goal"},
 		{"blank goal", []string{"--goal", "  \n "}, "the goal is empty"},
 		{"both sources", []string{"--goal", "x", "--goal-file", bad}, "not both"},
-		{"bad frontmatter", []string{"--goal-file", bad}, `bad.md:3: priority "soon" is not a whole number`},
+		{"bad frontmatter", []string{"--goal-file", bad}, `bad.md:3: priority "soon" is not high, medium, low or a whole number`},
 		{"body missing", []string{"--goal-file", empty}, "the goal is empty"},
 		{"missing file", []string{"--goal-file", "nope.md"}, "cannot read the goal file"},
 		{"bad format", []string{"--goal", "x", "-o", "yaml"}, "unknown output format"},
-		{"priority too big", []string{"--goal", "x", "--priority", "9999999999"}, "out of range"},
+		{"priority too big", []string{"--goal", "x", "--priority", "9999999999"}, "whole number between"},
+		{"priority unknown", []string{"--goal", "x", "--priority", "urgent"}, `--priority: priority: invalid priority "urgent"`},
+		{"deadline unreadable", []string{"--goal", "x", "--deadline", "soon"}, `--deadline: priority: invalid deadline "soon"`},
 		{"timeout without a wait", []string{"--goal", "x", "--timeout", "1m"}, "use it with --wait or --watch"},
 	}
 	for _, tc := range cases {
@@ -328,5 +338,45 @@ func TestForageWaitRedrawsOneLineOnATerminal(t *testing.T) {
 	// clean line.
 	if !strings.Contains(out, "\r\x1b[KWorkflow "+shortID(wf)+" completed: ok") {
 		t.Errorf("outcome not printed over the cleared progress line:\n%q", out)
+	}
+}
+
+// TestForageScoresWithTheWorkspaceWeights posts seed 001's task A through
+// the flags: the score uses sett.yml's weights and important senders, is
+// the workflow's priority, and the raw fields stay in the metadata.
+func TestForageScoresWithTheWorkspaceWeights(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	cfg := "version: \"1.0\"\norchestrator:\n  priority:\n    weights: {high: 11}\n    important_senders: [ceo@company.com]\nagents:\n  w: {command: [\"sett-writer\"]}\n"
+	if err := os.WriteFile(filepath.Join(e.app.Dir, "sett.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	var res forageResult
+	out := e.mustRun(t, "forage", "--goal", "Fix the login bug", "--priority", "high", "--deadline", deadline,
+		"--from", "CEO <ceo@company.com>", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Score != 41 || res.PriorityInput != "high" || res.Deadline != deadline || res.From != "CEO <ceo@company.com>" {
+		t.Errorf("result = %+v, want score 41 (11 + 20 + 10)", res)
+	}
+	g, err := e.bb.GetArtefact(t.Context(), res.GoalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Metadata["score"] != "41" || g.Metadata["priority"] != "high" || g.Metadata["deadline"] != deadline {
+		t.Errorf("metadata = %v", g.Metadata)
+	}
+	if w, err := e.bb.GetWorkflow(t.Context(), res.GoalID); err != nil || w.Priority != 41 {
+		t.Errorf("workflow = %+v, %v; want priority 41", w, err)
+	}
+	text := e.mustRun(t, "forage", "--goal", "Newsletter", "--priority", "low", "--from", "news@example.com")
+	if !strings.Contains(text, "score     0\n") {
+		t.Errorf("text output lacks the score:\n%s", text)
+	}
+	text = e.mustRun(t, "forage", "--goal", "Contract", "--priority", "medium", "--from", "ceo@company.com")
+	if !strings.Contains(text, "score     15 (priority 5 + sender 10)\n") {
+		t.Errorf("text output lacks the score's parts:\n%s", text)
 	}
 }

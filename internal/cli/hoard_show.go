@@ -260,7 +260,7 @@ func renderClaim(w io.Writer, style outputStyle, label string, c *blackboard.Cla
 	if c.FeedbackClaimID != "" {
 		kv("feedback claim", c.FeedbackClaimID)
 	}
-	kv("iteration", fmt.Sprintf("%d · attempts %d · priority %d", c.Iteration, c.Attempts, c.Priority))
+	kv("iteration", fmt.Sprintf("%d · attempts %d · score %d", c.Iteration, c.Attempts, c.Priority))
 	kv("created", stamp(now, msTime(c.CreatedAtMs)))
 	if c.UpdatedAtMs > 0 {
 		kv("updated", stamp(now, msTime(c.UpdatedAtMs)))

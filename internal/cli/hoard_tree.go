@@ -147,7 +147,7 @@ func (p *provenance) header(style outputStyle) string {
 	if p.wf.Outcome != "" {
 		s += ": " + oneLine(p.wf.Outcome)
 	}
-	s += fmt.Sprintf("  · started %s · %d artefact(s) · priority %d", stamp(style.Now(), msTime(p.wf.StartedAtMs)), len(p.arts), p.wf.Priority)
+	s += fmt.Sprintf("  · started %s · %d artefact(s) · score %d", stamp(style.Now(), msTime(p.wf.StartedAtMs)), len(p.arts), p.wf.Priority)
 	return s
 }
 

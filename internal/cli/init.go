@@ -11,6 +11,7 @@ import (
 
 func newInitCommand(app *App) *cobra.Command {
 	var force bool
+	var vaultPath string
 	cmd := &cobra.Command{
 		Use:   "init [--force]",
 		Short: "Create sett.yml and an example agent in the current directory",
@@ -30,6 +31,11 @@ Existing files are never overwritten unless --force is given.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if vaultPath != "" {
+				if err := initVault(out, app.Dir, vaultPath, written); err != nil {
+					return err
+				}
+			}
 			fmt.Fprintf(out, "Created %s", strings.Join(written, ", "))
 			if ignored {
 				fmt.Fprintf(out, "; added %s to .gitignore", scaffold.GitignoreEntry)
@@ -48,5 +54,6 @@ Write your own agent: see agents/hello/README.md.
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault (SPEC §9) at this path and set vault.path in a new sett.yml")
 	return cmd
 }

@@ -206,7 +206,7 @@ func eventDetails(ev blackboard.Event) string {
 		}
 		return s
 	case blackboard.EventWorkflowStarted:
-		return "priority " + cmp.Or(f("priority"), "0")
+		return "score " + cmp.Or(f("priority"), "0")
 	case blackboard.EventWorkflowCompleted:
 		return f("status") + ": " + f("reason")
 	case blackboard.EventClaimCreated:

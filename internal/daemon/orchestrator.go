@@ -13,6 +13,7 @@ import (
 
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/orchestrator"
+	"github.com/settdev/sett/internal/vault"
 )
 
 // RunOrchestrator runs the orchestrator daemon with command-line args
@@ -27,6 +28,9 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
+	}
+	if err := hideEnvironment(); err != nil {
+		return fmt.Errorf("orchestrator: hide the environment: %w", err)
 	}
 	if strings.Contains(*id, "#") {
 		return &UsageError{fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
@@ -64,6 +68,13 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	set.LeaderTTL = *leaderTTL
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
+	}
+	if vp := vaultPath(cfg, c.configPath); vp != "" {
+		br := vault.NewBridge(bb, vault.OptionsFrom(cfg, vp), base)
+		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
+		set.VaultManagesToolMemory = true
+		set.StopDirs = append(set.StopDirs, vp)
+		log.Info().Str("vault", vp).Msg("vault configured; the leader mirrors it")
 	}
 	identity := *id
 	if identity == "" {

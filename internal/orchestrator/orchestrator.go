@@ -117,5 +117,9 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
 	run("stop_file_watcher", stopFile.Run)
+	for _, svc := range o.set.LeaderServices {
+		run(svc.Name, svc.Run)
+	}
+	run("janitor", NewJanitor(o.bb, o.set.Retention, o.log).Run)
 	wg.Wait()
 }

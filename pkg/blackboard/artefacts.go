@@ -100,7 +100,7 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 // sets a.CreatedAtMs from the Redis clock.
 //
 // A goal (a.ID == a.WorkflowID) also creates its workflow, with the
-// priority taken from a.Metadata["priority"]. Errors: ErrInvalid,
+// priority taken from a.Metadata["score"], else a.Metadata["priority"]. Errors: ErrInvalid,
 // ErrExists (id taken, or a second result for the same grant),
 // ErrVersionConflict, ErrNotFound (unknown workflow), ErrStaleGrant,
 // ErrFenced.
@@ -112,13 +112,17 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		return fmt.Errorf("%w: artefact: a grant result needs claim_id and produced_by_agent", ErrInvalid)
 	}
 	priority := 0
-	if p, ok := a.Metadata["priority"]; ok && a.IsGoal() {
+	p, ok := a.Metadata["score"] // a scored goal (SPEC §8): its priority is its score
+	if !ok {
+		p, ok = a.Metadata["priority"]
+	}
+	if ok && a.IsGoal() {
 		// The workflow and claim decoders read 32-bit priorities, and Lua
 		// prints larger numbers as 1e+16: a wider value would be stored
 		// unreadable (ErrCorrupt on every later read).
 		n, err := strconv.ParseInt(p, 10, 32)
 		if err != nil {
-			return fmt.Errorf("%w: artefact: metadata priority %q is not a 32-bit integer", ErrInvalid, p)
+			return fmt.Errorf("%w: artefact: metadata score or priority %q is not a 32-bit integer", ErrInvalid, p)
 		}
 		priority = int(n)
 	}
