@@ -97,7 +97,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^Workflow [0-9a-f]{8} completed`),
 		regexp.MustCompile(`(?m)^workspace mode: 700$`),
-		regexp.MustCompile(`(?m)^GoalDefined `),
+		regexp.MustCompile(`GoalDefined [0-9a-f]{8}`),
 		regexp.MustCompile(`workflow_completed`),
 		regexp.MustCompile(`(?m)^Stopped instance `),
 	} {
