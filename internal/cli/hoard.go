@@ -96,18 +96,14 @@ func runHoard(cmd *cobra.Command, app *App, o hoardOptions, args []string) error
 	style := styleFor(app)
 
 	if len(args) == 1 {
-		id, err := resolveArtefactID(ctx, bb, "artefact", args[0])
-		if err != nil {
-			return err
-		}
-		if o.format == "tree" {
-			a, err := bb.GetArtefact(ctx, id)
-			if err != nil {
-				return notFoundHint(err, id)
+		err := showOne(ctx, out, style, bb, args[0], o.format)
+		if err != nil && ExitCode(err) != ExitUsage {
+			// Not an artefact: perhaps a claim id (status and watch show them).
+			if shown, cerr := showClaimInstead(ctx, out, style, bb, args[0], o.format); shown {
+				return cerr
 			}
-			return showTree(ctx, out, style, bb, a.WorkflowID, id)
 		}
-		return showArtefact(ctx, out, style, bb, id, o.format)
+		return err
 	}
 
 	wf := ""
@@ -122,6 +118,22 @@ func runHoard(cmd *cobra.Command, app *App, o hoardOptions, args []string) error
 		return showTree(ctx, out, style, bb, wf, "")
 	}
 	return listArtefacts(ctx, cmd, style, bb, o, wf)
+}
+
+// showOne shows the artefact ref names, or its workflow's tree.
+func showOne(ctx context.Context, out io.Writer, style outputStyle, bb *blackboard.Client, ref, format string) error {
+	id, err := resolveArtefactID(ctx, bb, "artefact", ref)
+	if err != nil {
+		return err
+	}
+	if format == "tree" {
+		a, err := bb.GetArtefact(ctx, id)
+		if err != nil {
+			return notFoundHint(err, id)
+		}
+		return showTree(ctx, out, style, bb, a.WorkflowID, id)
+	}
+	return showArtefact(ctx, out, style, bb, id, format)
 }
 
 // notFoundHint rewrites ErrNotFound for people.

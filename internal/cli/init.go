@@ -71,9 +71,13 @@ pipeline against a fake model.
 
 Next:
   sett up --runtime local    run it as processes here (needs redis-server, and
-                             sett-writer and sett-reviewer next to sett: make build)
-  sett up                    or run it in containers (needs Docker: make images)
+                             sett-writer and sett-reviewer next to sett or on PATH:
+                             make build puts them all in bin/)
+  sett up                    or run it in containers (needs Docker and the images:
+                             make images)
   sett forage --goal "Add a /health endpoint" --wait
+                             post a goal and wait for its outcome (in a Git
+                             repository the files init wrote may stay uncommitted)
 
 Write your own agent: see agents/hello/README.md.
 `)

@@ -119,3 +119,30 @@ func TestHumanOutputEscapesControlCharactersAndJSONStaysExact(t *testing.T) {
 		t.Error("watch -o jsonl shows no workflow_completed event")
 	}
 }
+
+func TestHoardOfAClaimIDShowsTheClaim(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	s := seedWorkflow(t, e.bb)
+	for _, ref := range []string{s.planV1Claim, shortID(s.planV1Claim)} {
+		out := e.mustRun(t, "hoard", ref)
+		for _, want := range []string{
+			shortID(s.planV1Claim) + " is a claim, not an artefact: the claim on Plan v1 " + s.planV1.ID,
+			"Claim " + s.planV1Claim + ": terminated",
+			"`sett hoard " + shortID(s.planV1.ID) + "` shows the artefact",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("hoard %s lacks %q:\n%s", ref, want, out)
+			}
+		}
+	}
+	var v struct {
+		Claim blackboard.Claim `json:"claim"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(t, "hoard", s.planV1Claim, "-o", "jsonl")), &v); err != nil || v.Claim.ID != s.planV1Claim {
+		t.Errorf("hoard <claim> -o jsonl = %+v, %v", v, err)
+	}
+	if _, _, err := e.run(t, "hoard", "0123456789abcdef0123456789abcdef"); err == nil || !strings.Contains(err.Error(), "no artefact") {
+		t.Errorf("hoard of an unknown id: %v", err)
+	}
+}

@@ -85,3 +85,17 @@ func TestNewLogger(t *testing.T) {
 		t.Error("an unknown level was accepted")
 	}
 }
+
+func TestNewLoggerWithoutComponentLetsChildrenAddTheirsOnce(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	base, err := NewLogger(&buf, LogJSON, "info", "", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := base.With().Str("component", "event_loop").Logger()
+	child.Info().Msg("x")
+	if out := buf.String(); strings.Count(out, `"component"`) != 1 || !strings.Contains(out, `"component":"event_loop"`) {
+		t.Fatalf("log line %q, want exactly one component, event_loop", out)
+	}
+}

@@ -6,7 +6,9 @@
 # target artefact, its context chain, the goal) and must print exactly one
 # JSON object on stdout. Everything else — logs, progress — goes to stderr.
 # A non-zero exit status turns into a Failure artefact with the tail of
-# stderr, and the work is retried according to the agent's retry policy.
+# stderr. The cub runs the work again only as the agent's retry policy says
+# (`retry` in sett.yml; by default 5 attempts in all, backing off from 1m);
+# a retry reruns this script from the start.
 set -eu
 
 # Read the whole input. A real tool would parse it (jq, Python, Go ...).
