@@ -68,8 +68,7 @@ func (l *LeaderLease) Lead(ctx context.Context, work func(ctx context.Context, e
 func (l *LeaderLease) lead(ctx context.Context, lead blackboard.Leadership, interval time.Duration, work func(context.Context, int64)) {
 	l.epoch.Store(lead.Epoch)
 	l.log.Info().Int64("epoch", lead.Epoch).Msg("leading")
-	_, _ = l.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventLeaderElected,
-		Fields: map[string]string{"orchestrator": l.id, "epoch": itoa64(lead.Epoch)}})
+	// leader_elected was appended by the acquiring script itself.
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
