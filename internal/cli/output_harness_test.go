@@ -160,7 +160,7 @@ func seedWorkflow(tb testing.TB, bb *blackboard.Client) *seeded {
 				nc.Grants[agent] = "1"
 			}
 		}
-		nc.Claim = cl
+		nc.Claim, nc.Epoch = cl, 1 // no leader elected: any epoch passes
 		id, _, err := bb.CreateClaim(ctx, nc)
 		if err != nil {
 			tb.Fatalf("create claim on %s: %v", a.ID, err)
