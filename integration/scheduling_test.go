@@ -312,7 +312,7 @@ func TestCancelStopsARunningTool(t *testing.T) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && pid > 0
 	})
-	if ended, err := s.BB.EndWorkflow(ctx, wf, blackboard.WorkflowCancelled, "cancelled by the test", 0); err != nil || !ended {
+	if ended, err := s.BB.EndWorkflow(ctx, wf, blackboard.WorkflowCancelled, "cancelled by the test", 1); err != nil || !ended {
 		t.Fatalf("cancel: ended %v, %v", ended, err)
 	}
 	s.Eventually(wait, "the tool process to end", func() bool {

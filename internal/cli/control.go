@@ -113,7 +113,7 @@ Artefacts already written stay in the audit trail.`,
 			if strings.TrimSpace(reason) != "" {
 				why += ": " + strings.TrimSpace(reason)
 			}
-			ended, err := bb.EndWorkflow(ctx, wf.ID, blackboard.WorkflowCancelled, why, 0)
+			ended, err := bb.EndWorkflow(ctx, wf.ID, blackboard.WorkflowCancelled, why, blackboard.OperatorEpoch)
 			if err != nil {
 				return err
 			}

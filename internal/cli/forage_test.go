@@ -198,10 +198,10 @@ func TestForageWaitExitCodes(t *testing.T) {
 			// delivers a plan. The progress lines follow the state.
 			cl := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: wf, WorkflowID: wf, Status: blackboard.ClaimPendingConsensus,
 				ExpectedBidders: []string{"planner"}}
-			if _, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Claim: cl, ByArtefact: true}); err != nil {
+			if _, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.bb.TransitionClaim(ctx, blackboard.Transition{ClaimID: cl.ID, WorkflowID: wf,
+			if _, err := e.bb.TransitionClaim(ctx, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: wf,
 				From: blackboard.ClaimPendingConsensus, Rev: -1, To: blackboard.ClaimPendingExclusive,
 				Set: blackboard.ClaimPatch{GrantedExclusiveAgent: "planner"},
 				Events: []blackboard.Event{{Type: blackboard.EventClaimGranted, WorkflowID: wf, ClaimID: cl.ID,
@@ -218,7 +218,7 @@ func TestForageWaitExitCodes(t *testing.T) {
 			if err := e.bb.CreateArtefact(ctx, plan, blackboard.WriteAuth{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.bb.EndWorkflow(ctx, wf, tc.status, tc.reason, 0); err != nil {
+			if _, err := e.bb.EndWorkflow(ctx, wf, tc.status, tc.reason, 1); err != nil {
 				t.Fatal(err)
 			}
 			var err error
@@ -287,7 +287,7 @@ func TestForageWatchStreamsEventsAsJSON(t *testing.T) {
 	out := e.out.waitUntil(t, "the workflow_started event", func(s string) bool { return strings.Contains(s, `"event":"workflow_started"`) })
 	evs := parseEventLines(t, out)
 	wf := evs[0]["workflow_id"]
-	if _, err := e.bb.EndWorkflow(t.Context(), wf, blackboard.WorkflowFailed, "a Failure ended it", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(t.Context(), wf, blackboard.WorkflowFailed, "a Failure ended it", 1); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -327,7 +327,7 @@ func TestForageWaitRedrawsOneLineOnATerminal(t *testing.T) {
 	}()
 	wf := postedWorkflow(t, e)
 	e.out.waitUntil(t, "the progress line", func(s string) bool { return strings.Contains(s, "\r\x1b[K⟳ ") })
-	if _, err := e.bb.EndWorkflow(t.Context(), wf, blackboard.WorkflowCompleted, "ok", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(t.Context(), wf, blackboard.WorkflowCompleted, "ok", 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -160,7 +160,7 @@ func seedWorkflow(tb testing.TB, bb *blackboard.Client) *seeded {
 				nc.Grants[agent] = "1"
 			}
 		}
-		nc.Claim = cl
+		nc.Claim, nc.Epoch = cl, 1 // no leader elected: any epoch passes
 		id, _, err := bb.CreateClaim(ctx, nc)
 		if err != nil {
 			tb.Fatalf("create claim on %s: %v", a.ID, err)
@@ -169,7 +169,7 @@ func seedWorkflow(tb testing.TB, bb *blackboard.Client) *seeded {
 	}
 	finish := func(claimID string, from, to blackboard.ClaimStatus, set blackboard.ClaimPatch) {
 		tb.Helper()
-		if _, err := bb.TransitionClaim(ctx, blackboard.Transition{
+		if _, err := bb.TransitionClaim(ctx, blackboard.Transition{Epoch: 1,
 			ClaimID: claimID, WorkflowID: s.goal.ID, From: from, Rev: -1, To: to, Set: set,
 		}); err != nil {
 			tb.Fatalf("transition claim %s %s → %s: %v", claimID, from, to, err)
@@ -198,7 +198,7 @@ func seedWorkflow(tb testing.TB, bb *blackboard.Client) *seeded {
 		ID: blackboard.NewID(), ArtefactID: s.planV1.ID, WorkflowID: s.goal.ID,
 		Status: blackboard.ClaimPendingAssignment, GrantedExclusiveAgent: "planner",
 		AdditionalContextIDs: []string{s.reject.ID}, ParentClaimID: s.planV1Claim, Iteration: 1, Attempts: 1,
-	}, blackboard.NewClaim{AddsItem: true, Grants: map[string]string{"planner": "1"}})
+	}, blackboard.NewClaim{Epoch: 1, AddsItem: true, Grants: map[string]string{"planner": "1"}})
 	finish(s.planV1Claim, blackboard.ClaimPendingConsensus, blackboard.ClaimTerminated, blackboard.ClaimPatch{
 		GrantedReviewAgents: []string{"reviewer"}, FeedbackClaimID: s.feedbackClaim, TerminationReason: s.terminationReason})
 

@@ -125,7 +125,7 @@ func TestWatchReplaysThenFollowsWithoutGapOrDuplicate(t *testing.T) {
 	e.out.waitUntil(t, "the events appended while following", func(s string) bool {
 		return countGroup(parseEventLines(t, s), "after") == 3
 	})
-	if _, err := e.bb.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCompleted, "done", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCompleted, "done", 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -302,7 +302,7 @@ func TestWatchExitOnCompletionWaitsForALiveCompletion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.bb.EndWorkflow(t.Context(), old.ID, blackboard.WorkflowCompleted, "earlier", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(t.Context(), old.ID, blackboard.WorkflowCompleted, "earlier", 1); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -317,7 +317,7 @@ func TestWatchExitOnCompletionWaitsForALiveCompletion(t *testing.T) {
 		t.Fatalf("watch exited on a replayed completion: %v", err)
 	default:
 	}
-	if _, err := e.bb.EndWorkflow(t.Context(), next.ID, blackboard.WorkflowFailed, "later", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(t.Context(), next.ID, blackboard.WorkflowFailed, "later", 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -371,7 +371,7 @@ func TestWatchReconnectsAfterRedisRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendMarks(t, bb, g.ID, "after-restart", 2)
-	if _, err := bb.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCompleted, "done", 0); err != nil {
+	if _, err := bb.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCompleted, "done", 1); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -71,6 +71,16 @@ type OrchestratorConfig struct {
 	// granted again before the claim fails. Default 2; must be at least 1.
 	MaxGrantAttempts int `yaml:"max_grant_attempts"`
 
+	// DeadLetterAfter is how many failed handlings in a row move an
+	// orchestrator event to the dead-letter stream (shown by sett errors)
+	// instead of retrying it forever. Default 5; must be at least 1.
+	DeadLetterAfter int `yaml:"dead_letter_after"`
+
+	// ReconcileRate bounds the claims per second the reconciler's
+	// safety-net sweep reads, off the live-event path. Default 50; must
+	// be at least 1.
+	ReconcileRate int `yaml:"reconcile_rate"`
+
 	// MaxWorkflowArtefacts caps the number of artefacts in one workflow.
 	// Default 500; must be at least 1.
 	MaxWorkflowArtefacts int `yaml:"max_workflow_artefacts"`

@@ -12,6 +12,8 @@ const (
 	DefaultBidTimeout           = Duration(5 * time.Second)
 	DefaultLeaseTTL             = Duration(30 * time.Second)
 	DefaultMaxGrantAttempts     = 2
+	DefaultDeadLetterAfter      = 5
+	DefaultReconcileRate        = 50
 	DefaultMaxWorkflowArtefacts = 500
 	DefaultMaxChainDepth        = 25
 	DefaultMaxPayloadBytes      = 1 * MiB
@@ -58,6 +60,8 @@ func (c *Config) ApplyDefaults() {
 	setDefault(c, &o.BidTimeout, DefaultBidTimeout, "orchestrator.bid_timeout")
 	setDefault(c, &o.LeaseTTL, DefaultLeaseTTL, "orchestrator.lease_ttl")
 	setDefault(c, &o.MaxGrantAttempts, DefaultMaxGrantAttempts, "orchestrator.max_grant_attempts")
+	setDefault(c, &o.DeadLetterAfter, DefaultDeadLetterAfter, "orchestrator.dead_letter_after")
+	setDefault(c, &o.ReconcileRate, DefaultReconcileRate, "orchestrator.reconcile_rate")
 	setDefault(c, &o.MaxWorkflowArtefacts, DefaultMaxWorkflowArtefacts, "orchestrator.max_workflow_artefacts")
 	setDefault(c, &o.MaxChainDepth, DefaultMaxChainDepth, "orchestrator.max_chain_depth")
 	setDefault(c, &o.MaxPayloadBytes, DefaultMaxPayloadBytes, "orchestrator.max_payload_bytes")

@@ -107,6 +107,8 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 	positiveDuration(v, p+".bid_timeout", o.BidTimeout)
 	minDuration(v, p+".lease_ttl", o.LeaseTTL, MinLeaseTTL)
 	atLeastOne(v, p+".max_grant_attempts", o.MaxGrantAttempts)
+	atLeastOne(v, p+".dead_letter_after", o.DeadLetterAfter)
+	atLeastOne(v, p+".reconcile_rate", o.ReconcileRate)
 	atLeastOne(v, p+".max_workflow_artefacts", o.MaxWorkflowArtefacts)
 	atLeastOne(v, p+".max_chain_depth", o.MaxChainDepth)
 	if o.MaxPayloadBytes < MinMaxPayloadBytes || o.MaxPayloadBytes > MaxMaxPayloadBytes {

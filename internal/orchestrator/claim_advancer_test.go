@@ -36,7 +36,7 @@ func newFixture(t *testing.T, set Settings) *fixture {
 	set.applyDefaults()
 	log := zerolog.Nop()
 	m := NewMetrics(nil)
-	epoch := func() int64 { return 0 }
+	epoch := func() int64 { return 1 } // no leader elected: any epoch passes, none is refused
 	dir := NewAgentDirectory(bb, log, set.Agents, time.Second)
 	if err := dir.Refresh(ctx); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,9 @@ type EventLoop struct {
 
 	mu   sync.Mutex
 	acks []string
+	// dead counts each entry's failed handlings and sets aside those that
+	// fail DeadLetterAfter times (see dead_letters.go).
+	dead deadLetters
 
 	// EscalateFunc hands a workflow_escalated event to the escalation
 	// hook; it must not block (the hook runs on its own).
@@ -56,6 +59,7 @@ func (l *EventLoop) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	l.dead.init(ec, l.advancer.set.DeadLetterAfter, l.log)
 	if err := l.handlePending(ctx, ec); err != nil {
 		return err
 	}
@@ -117,6 +121,8 @@ func (l *EventLoop) takeAcks() []string {
 type tracker struct {
 	loop    *EventLoop
 	id      string
+	ev      blackboard.Event
+	lastErr atomic.Value // error
 	pending atomic.Int32
 	failed  atomic.Bool
 }
@@ -124,12 +130,20 @@ type tracker struct {
 func (t *tracker) done(err error) {
 	if err != nil {
 		t.failed.Store(true)
+		t.lastErr.Store(err)
 	}
-	if t.pending.Add(-1) == 0 && !t.failed.Load() {
+	if t.pending.Add(-1) != 0 {
+		return
+	}
+	if !t.failed.Load() {
+		t.loop.dead.forget(t.id)
 		t.loop.mu.Lock()
 		t.loop.acks = append(t.loop.acks, t.id)
 		t.loop.mu.Unlock()
+		return
 	}
+	err, _ = t.lastErr.Load().(error)
+	t.loop.dead.failed(t.ev, err)
 }
 
 // dispatch routes one event to its handlers.
@@ -194,7 +208,7 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		l.mu.Unlock()
 		return
 	}
-	tr := &tracker{loop: l, id: ev.StreamID}
+	tr := &tracker{loop: l, id: ev.StreamID, ev: ev}
 	tr.pending.Store(int32(len(tasks)))
 	for _, task := range tasks {
 		task := task

@@ -103,15 +103,7 @@ func (l *LeaderLease) Lead(ctx context.Context, work func(ctx context.Context, e
 func (l *LeaderLease) lead(ctx context.Context, lead blackboard.Leadership, interval time.Duration, work func(context.Context, int64)) {
 	l.epoch.Store(lead.Epoch)
 	l.log.Info().Int64("epoch", lead.Epoch).Bool("reclaimed", lead.Reclaimed).Str("holder", l.id).Msg("leading")
-	name := l.identity
-	if name == "" {
-		name = l.id
-	}
-	fields := map[string]string{"orchestrator": name, "holder": l.id, "epoch": itoa64(lead.Epoch)}
-	if lead.Reclaimed {
-		fields["reclaimed"] = "true"
-	}
-	_, _ = l.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventLeaderElected, Fields: fields})
+	// leader_elected was appended by the acquiring script itself.
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

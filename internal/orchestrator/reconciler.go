@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -12,20 +13,25 @@ import (
 // Reconciler revisits every active claim: once when this orchestrator
 // starts leading (bids that arrived, grants without results, expired
 // leases and timers taken by a leader that died), and then periodically as
-// a safety net. Advancing is idempotent, so visiting a healthy claim only
-// costs a read.
+// a safety net. It walks the active-claims index with a cursor, a page at
+// a time, on its own goroutine at a bounded rate (rate claims per second):
+// the sweep never floods the workers that serve live events, whatever the
+// number of active claims. Advancing is idempotent, so visiting a healthy
+// claim only costs a read.
 type Reconciler struct {
 	bb       *blackboard.Client
 	disp     *Dispatcher
 	advancer *ClaimAdvancer
 	every    time.Duration
+	rate     int
 	m        *Metrics
 	log      zerolog.Logger
 }
 
-// NewReconciler wires the reconciler.
+// NewReconciler wires the reconciler; rate (claims per second) comes from
+// the advancer's settings.
 func NewReconciler(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, every time.Duration, m *Metrics, log zerolog.Logger) *Reconciler {
-	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every, m: m,
+	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every, rate: max(advancer.set.ReconcileRate, 1), m: m,
 		log: log.With().Str("component", "reconciler").Logger()}
 }
 
@@ -43,15 +49,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	}
 }
 
-// Once advances every active claim (with lease checks).
+// Once walks every active claim once, advancing each (with lease checks)
+// at most rate per second.
 func (r *Reconciler) Once(ctx context.Context) error {
-	ids, err := r.bb.ActiveClaims(ctx)
-	if err != nil {
-		return err
-	}
-	if len(ids) > 0 {
-		r.log.Debug().Int("claims", len(ids)).Msg("reconciling active claims")
-	}
 	if n, err := r.bb.CountApprovals(ctx); err == nil {
 		r.m.ApprovalsPending.Set(float64(n))
 	}
@@ -62,15 +62,44 @@ func (r *Reconciler) Once(ctx context.Context) error {
 		r.m.Paused.Set(boolGauge(p.Paused))
 	}
 	r.observeTokens(ctx)
-	for _, id := range ids {
-		claimID := id
-		r.disp.Submit(ctx, claimID, func(ctx context.Context) {
-			if err := r.advancer.Advance(ctx, claimID, "", true); err != nil && ctx.Err() == nil {
-				r.log.Warn().Err(err).Str("claim_id", claimID).Msg("reconciling claim failed")
+	tick := time.NewTicker(time.Second / time.Duration(r.rate))
+	defer tick.Stop()
+	page := int64(min(max(r.rate, 16), 512))
+	from := math.Inf(-1)
+	seen := map[string]bool{} // ids at score `from`, already visited
+	visited := 0
+	for {
+		p, err := r.bb.ActiveClaimsFrom(ctx, from, page+int64(len(seen)))
+		if err != nil {
+			return err
+		}
+		fresh := 0
+		for i, id := range p.IDs {
+			if seen[id] {
+				continue
 			}
-		})
+			fresh++
+			if p.Scores[i] != from {
+				from, seen = p.Scores[i], map[string]bool{}
+			}
+			seen[id] = true
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if err := r.advancer.Advance(ctx, id, "", true); err != nil && ctx.Err() == nil {
+				r.log.Warn().Err(err).Str("claim_id", id).Msg("reconciling claim failed")
+			}
+			visited++
+		}
+		if fresh == 0 {
+			if visited > 0 {
+				r.log.Debug().Int("claims", visited).Msg("reconciled active claims")
+			}
+			return nil
+		}
 	}
-	return nil
 }
 
 func boolGauge(b bool) float64 {

@@ -91,6 +91,12 @@ type Settings struct {
 	// ReconcileEvery is the period of the safety-net sweep over active
 	// claims and unacknowledged events; zero means 30s.
 	ReconcileEvery time.Duration
+	// ReconcileRate bounds the reconciler's claim reads per second; zero
+	// means 50.
+	ReconcileRate int
+	// DeadLetterAfter is how many failed handlings in a row move a queue
+	// entry to the dead-letter stream; zero means 5.
+	DeadLetterAfter int
 	// Retention is what the leader's janitor keeps; the zero value keeps
 	// everything.
 	Retention Retention
@@ -124,6 +130,8 @@ func SettingsFrom(c *config.Config) Settings {
 		BidTimeout:           o.BidTimeout.Std(),
 		LeaseTTL:             o.LeaseTTL.Std(),
 		MaxGrantAttempts:     o.MaxGrantAttempts,
+		DeadLetterAfter:      o.DeadLetterAfter,
+		ReconcileRate:        o.ReconcileRate,
 		MaxReviewIterations:  o.ReviewIterationLimit(),
 		MaxWorkflowArtefacts: o.MaxWorkflowArtefacts,
 		MaxChainDepth:        o.MaxChainDepth,
@@ -182,6 +190,12 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.LivenessRefresh <= 0 {
 		s.LivenessRefresh = 5 * time.Second
+	}
+	if s.ReconcileRate <= 0 {
+		s.ReconcileRate = 50
+	}
+	if s.DeadLetterAfter <= 0 {
+		s.DeadLetterAfter = 5
 	}
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = 30 * time.Second

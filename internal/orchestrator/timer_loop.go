@@ -13,11 +13,17 @@ import (
 // that timers armed by another process are never missed for long.
 const maxTimerSleep = 5 * time.Second
 
+// timerVisibility is how long a popped timer stays hidden before it fires
+// again: a timer is removed only once its effect is stored (AckTimer), so
+// one popped by a leader that died fires again after this.
+const timerVisibility = 30 * time.Second
+
 // TimerLoop fires the durable timers (bid deadlines, lease checks) in the
 // sorted set: it sleeps until the earliest one is due or until a new timer
-// is armed, takes the due ones atomically and advances their claims with
-// lease checks on. No timer is lost to a restart: they live in Redis, and
-// the start-up reconcile covers timers taken by a leader that then died.
+// is armed, takes the due ones atomically (hiding them for a visibility
+// timeout) and advances their claims with lease checks on, removing each
+// timer only once its effect is stored. No timer is lost to a restart:
+// they live in Redis, and one taken by a leader that then died fires again.
 type TimerLoop struct {
 	bb       *blackboard.Client
 	disp     *Dispatcher
@@ -65,7 +71,7 @@ func (l *TimerLoop) Run(ctx context.Context) error {
 				}
 			}
 		}
-		due, err := l.bb.PopTimers(ctx, l.epoch(), 256)
+		due, err := l.bb.PopTimers(ctx, l.epoch(), 256, timerVisibility)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -77,10 +83,19 @@ func (l *TimerLoop) Run(ctx context.Context) error {
 		for _, id := range due.ClaimIDs {
 			claimID := id
 			l.disp.Submit(ctx, claimID, func(ctx context.Context) {
-				if err := l.advancer.Advance(ctx, claimID, "", true); err != nil && ctx.Err() == nil {
+				err := l.advancer.Advance(ctx, claimID, "", true)
+				if err == nil {
+					// The effect is stored: now the timer may go (unless
+					// the advance re-armed it for later).
+					if _, aerr := l.bb.AckTimer(ctx, l.epoch(), claimID, due.VisibleAgainMs); aerr != nil && ctx.Err() == nil {
+						l.log.Warn().Err(aerr).Str("claim_id", claimID).Msg("removing a fired timer failed; it fires again (harmless)")
+					}
+					return
+				}
+				if ctx.Err() == nil {
 					l.log.Warn().Err(err).Str("claim_id", claimID).Msg("timer handler failed; re-arming in 1s")
 					if aerr := l.bb.ArmTimer(ctx, claimID, due.NowMs+1000); aerr != nil {
-						l.log.Error().Err(aerr).Str("claim_id", claimID).Msg("re-arming timer failed; the reconciler will retry")
+						l.log.Error().Err(aerr).Str("claim_id", claimID).Msg("re-arming timer failed; it fires again after the visibility timeout")
 					}
 				}
 			})

@@ -17,7 +17,7 @@ func grantedClaim(tb testing.TB, c *blackboard.Client) (*blackboard.Artefact, *b
 	g := startWorkflow(tb, c)
 	cl := pendingClaim(g, "coder")
 	cl.Status, cl.GrantedExclusiveAgent = blackboard.ClaimPendingExclusive, "coder"
-	return g, createClaim(tb, c, blackboard.NewClaim{Claim: cl, ByArtefact: true, Grants: map[string]string{"coder": "1"}})
+	return g, createClaim(tb, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, Grants: map[string]string{"coder": "1"}})
 }
 
 func TestTakeLease(t *testing.T) {
@@ -33,7 +33,7 @@ func TestTakeLease(t *testing.T) {
 		{"current grant", "1", nil, nil},
 		{"stale token", "0", nil, blackboard.ErrStaleGrant},
 		{"re-granted", "1", func(t *testing.T, c *blackboard.Client, g *blackboard.Artefact, cl *blackboard.Claim) {
-			transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
+			transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
 				To: cl.Status, Grants: map[string]string{"coder": "2"}})
 		}, blackboard.ErrStaleGrant},
 		{"output exists (a replay)", "1", func(t *testing.T, c *blackboard.Client, g *blackboard.Artefact, cl *blackboard.Claim) {
@@ -42,7 +42,7 @@ func TestTakeLease(t *testing.T) {
 			create(t, c, a, blackboard.WriteAuth{GrantToken: "1"})
 		}, blackboard.ErrExists},
 		{"claim ended", "1", func(t *testing.T, c *blackboard.Client, g *blackboard.Artefact, cl *blackboard.Claim) {
-			transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
+			transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
 				To: blackboard.ClaimTerminated, Set: blackboard.ClaimPatch{TerminationReason: "cancelled"}})
 		}, blackboard.ErrStaleStatus},
 	}
@@ -105,7 +105,7 @@ func TestTakeLease(t *testing.T) {
 			t.Errorf("the holder retaking its lease: %v", err)
 		}
 		// ...and a re-issued grant takes over from the older token.
-		transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
+		transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
 			To: cl.Status, Grants: map[string]string{"coder": "2"}})
 		if err := c.TakeLease(ctx, cl.ID, "coder", "2", "cub-b", time.Minute); err != nil {
 			t.Fatalf("the new grant's lease: %v", err)

@@ -144,7 +144,7 @@ func TestCreateGoalStartsWorkflow(t *testing.T) {
 		t.Errorf("workflow_started events = %+v, want one for %s with priority 7 at %d", started, g.ID, g.CreatedAtMs)
 	}
 	// Claims inherit the workflow priority.
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
 	if cl.Priority != 7 {
 		t.Errorf("claim priority = %d, want the workflow's 7", cl.Priority)
 	}
@@ -245,7 +245,7 @@ func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 		}, blackboard.ErrNotFound},
 		{"stale grant token", func(t *testing.T, c *blackboard.Client) setup {
 			g := startWorkflow(t, c)
-			cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true,
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true,
 				Grants: map[string]string{"coder": "2"}})
 			a := child(g.ID)
 			a.ClaimID, a.ProducedByAgent = cl.ID, "coder"
@@ -253,7 +253,7 @@ func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 		}, blackboard.ErrStaleGrant},
 		{"grant never issued", func(t *testing.T, c *blackboard.Client) setup {
 			g := startWorkflow(t, c)
-			cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true,
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true,
 				Grants: map[string]string{"coder": "1"}})
 			a := child(g.ID)
 			a.ClaimID, a.ProducedByAgent = cl.ID, "tester"
@@ -261,7 +261,7 @@ func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 		}, blackboard.ErrStaleGrant},
 		{"second output of the same agent", func(t *testing.T, c *blackboard.Client) setup {
 			g := startWorkflow(t, c)
-			cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true,
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true,
 				Grants: map[string]string{"coder": "1"}})
 			auth := blackboard.WriteAuth{GrantToken: "1"}
 			first := child(g.ID)
@@ -325,7 +325,7 @@ func TestCreateArtefactGrantResult(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true,
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true,
 		Grants: map[string]string{"coder": "1"}})
 	a := child(g.ID)
 	a.ClaimID, a.ProducedByAgent = cl.ID, "coder"
@@ -593,7 +593,7 @@ func TestScriptCacheLoss(t *testing.T) {
 	flush()
 	g := create(t, c, goal())
 	flush()
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true,
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true,
 		Grants: map[string]string{"coder": "1"}})
 	flush()
 	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {

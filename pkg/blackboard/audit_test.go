@@ -48,7 +48,7 @@ func TestInboxLengthsAndClaimOutputs(t *testing.T) {
 	ctx := t.Context()
 	g := startWorkflow(t, c)
 	claimID := blackboard.NewID()
-	cl := createClaim(t, c, blackboard.NewClaim{
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1,
 		Claim:  &blackboard.Claim{ID: claimID, ArtefactID: g.ID, WorkflowID: g.ID, Status: blackboard.ClaimPendingParallel, GrantedParallelAgents: []string{"a", "b"}},
 		Grants: map[string]string{"a": "1", "b": "1"},
 		Inbox: []blackboard.InboxMessage{
@@ -88,11 +88,11 @@ func TestCountWorkflows(t *testing.T) {
 		g := startWorkflow(t, c)
 		switch i {
 		case 0:
-			if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCompleted, "ok", 0); err != nil {
+			if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCompleted, "ok", 1); err != nil {
 				t.Fatal(err)
 			}
 		case 1:
-			if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "no", 0); err != nil {
+			if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "no", 1); err != nil {
 				t.Fatal(err)
 			}
 		default:

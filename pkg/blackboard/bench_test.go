@@ -83,12 +83,12 @@ func BenchmarkTransitionClaim(b *testing.B) {
 	g := startWorkflow(b, c)
 	claims := make([]*blackboard.Claim, b.N)
 	for i := range claims {
-		claims[i] = createClaim(b, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), AddsItem: true})
+		claims[i] = createClaim(b, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), AddsItem: true})
 	}
 	ctx := b.Context()
 	measure(b, hook, func(i int) {
 		cl := claims[i]
-		_, err := c.TransitionClaim(ctx, blackboard.Transition{
+		_, err := c.TransitionClaim(ctx, blackboard.Transition{Epoch: 1,
 			ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingConsensus, Rev: cl.Rev,
 			To: blackboard.ClaimPendingExclusive, Set: blackboard.ClaimPatch{GrantedExclusiveAgent: "coder"},
 			Grants: map[string]string{"coder": "1"}, ArmTimer: true,

@@ -139,7 +139,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		"claim_channel":       c.keys.ClaimEvents(),
 		"workflow_channel":    c.keys.WorkflowEvents(),
 	}
-	if nc.Epoch > 0 {
+	if nc.Epoch != 0 {
 		req["epoch"] = strconv.FormatInt(nc.Epoch, 10)
 	}
 	if len(nc.Grants) > 0 {
@@ -365,7 +365,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"claim_channel":    c.keys.ClaimEvents(),
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
-	if t.Epoch > 0 {
+	if t.Epoch != 0 {
 		req["epoch"] = strconv.FormatInt(t.Epoch, 10)
 	}
 	if set := t.Set.fields(); len(set) > 0 {

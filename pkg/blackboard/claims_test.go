@@ -59,7 +59,7 @@ func TestCreateClaimDeliversBidRequests(t *testing.T) {
 	cl := pendingClaim(a, "coder", "reviewer")
 	cl.Iteration = 1
 	msgs := []blackboard.InboxMessage{bidRequest("coder", cl, a), bidRequest("reviewer", cl, a)}
-	got := createClaim(t, c, blackboard.NewClaim{
+	got := createClaim(t, c, blackboard.NewClaim{Epoch: 1,
 		Claim: cl, ByArtefact: true, BidTimeout: 30 * time.Second, Inbox: msgs,
 		Events: []blackboard.Event{{Type: blackboard.EventClaimGranted, ClaimID: cl.ID, Fields: map[string]string{"note": "extra"}}},
 	})
@@ -131,33 +131,33 @@ func TestCreateClaimRefusalsWriteNothing(t *testing.T) {
 		{"artefact budget", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
 			a := create(t, c, child(g.ID)) // the workflow now holds 2 artefacts
-			return blackboard.NewClaim{Claim: pendingClaim(a, "coder"), ByArtefact: true,
+			return blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a, "coder"), ByArtefact: true,
 				Budget: blackboard.Budget{MaxArtefacts: 1}, Inbox: []blackboard.InboxMessage{{Agent: "coder", Kind: blackboard.MessageBidRequest}}}
 		}, blackboard.ErrBudgetExceeded, "artefacts"},
 		{"depth budget", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
 			a := create(t, c, child(g.ID))
-			return blackboard.NewClaim{Claim: pendingClaim(a), ByArtefact: true, Budget: blackboard.Budget{MaxDepth: 2, Depth: 3}}
+			return blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a), ByArtefact: true, Budget: blackboard.Budget{MaxDepth: 2, Depth: 3}}
 		}, blackboard.ErrBudgetExceeded, "depth"},
 		{"workflow ended", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
 			a := create(t, c, child(g.ID))
-			if ended, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCancelled, "sett cancel", 0); err != nil || !ended {
+			if ended, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCancelled, "sett cancel", 1); err != nil || !ended {
 				t.Fatalf("EndWorkflow = %v, %v", ended, err)
 			}
-			return blackboard.NewClaim{Claim: pendingClaim(a), ByArtefact: true}
+			return blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a), ByArtefact: true}
 		}, blackboard.ErrWorkflowEnded, ""},
 		{"unknown workflow", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			startWorkflow(t, c)
 			cl := pendingClaim(child(blackboard.NewID()))
-			return blackboard.NewClaim{Claim: cl, ByArtefact: true}
+			return blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true}
 		}, blackboard.ErrNotFound, ""},
 		{"existing id", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
-			first := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g)})
+			first := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g)})
 			again := pendingClaim(create(t, c, child(g.ID)))
 			again.ID = first.ID
-			return blackboard.NewClaim{Claim: again, AddsItem: true}
+			return blackboard.NewClaim{Epoch: 1, Claim: again, AddsItem: true}
 		}, blackboard.ErrExists, ""},
 		{"stale epoch", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
@@ -172,11 +172,11 @@ func TestCreateClaimRefusalsWriteNothing(t *testing.T) {
 			g := startWorkflow(t, c)
 			cl := pendingClaim(g)
 			cl.Status = blackboard.ClaimComplete
-			return blackboard.NewClaim{Claim: cl}
+			return blackboard.NewClaim{Epoch: 1, Claim: cl}
 		}, blackboard.ErrInvalid, ""},
 		{"bad inbox agent", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
-			return blackboard.NewClaim{Claim: pendingClaim(g), Inbox: []blackboard.InboxMessage{{Agent: "a:b", Kind: blackboard.MessageGrant}}}
+			return blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), Inbox: []blackboard.InboxMessage{{Agent: "a:b", Kind: blackboard.MessageGrant}}}
 		}, blackboard.ErrInvalid, ""},
 		// A claim the decoder would refuse must not be written: it would
 		// sit in the active index, unreadable, for ever.
@@ -184,19 +184,19 @@ func TestCreateClaimRefusalsWriteNothing(t *testing.T) {
 			g := startWorkflow(t, c)
 			cl := pendingClaim(g)
 			cl.AdditionalContextIDs = []string{"not-an-id"}
-			return blackboard.NewClaim{Claim: cl}
+			return blackboard.NewClaim{Epoch: 1, Claim: cl}
 		}, blackboard.ErrInvalid, ""},
 		{"unreadable parent claim id", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
 			cl := pendingClaim(g)
 			cl.ParentClaimID = "parent"
-			return blackboard.NewClaim{Claim: cl}
+			return blackboard.NewClaim{Epoch: 1, Claim: cl}
 		}, blackboard.ErrInvalid, ""},
 		{"negative iteration", func(t *testing.T, c *blackboard.Client) blackboard.NewClaim {
 			g := startWorkflow(t, c)
 			cl := pendingClaim(g)
 			cl.Iteration = -1
-			return blackboard.NewClaim{Claim: cl}
+			return blackboard.NewClaim{Epoch: 1, Claim: cl}
 		}, blackboard.ErrInvalid, ""},
 	}
 	for _, tc := range cases {
@@ -244,7 +244,7 @@ func TestCreateClaimWithinBudget(t *testing.T) {
 	c := redistest.Client(t)
 	g := startWorkflow(t, c)
 	a := create(t, c, child(g.ID)) // 2 artefacts
-	createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(a), ByArtefact: true,
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a), ByArtefact: true,
 		Budget: blackboard.Budget{MaxArtefacts: 2, MaxDepth: 1, Depth: 1}})
 }
 
@@ -269,7 +269,7 @@ func TestCreateClaimByArtefactRace(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			nc := blackboard.NewClaim{Claim: pendingClaim(a, "coder"), ByArtefact: true,
+			nc := blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a, "coder"), ByArtefact: true,
 				Inbox: []blackboard.InboxMessage{{Agent: "coder", Kind: blackboard.MessageBidRequest, ArtefactID: a.ID}}}
 			<-start
 			id, created, err := c.CreateClaim(ctx, nc)
@@ -315,7 +315,7 @@ func TestTransitionClaimRace(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true})
 
 	const n = 20
 	errs := make([]error, n)
@@ -325,7 +325,7 @@ func TestTransitionClaimRace(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			revs[i], errs[i] = c.TransitionClaim(ctx, blackboard.Transition{
+			revs[i], errs[i] = c.TransitionClaim(ctx, blackboard.Transition{Epoch: 1,
 				ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingConsensus, Rev: cl.Rev,
 				To: blackboard.ClaimPendingExclusive, Set: blackboard.ClaimPatch{GrantedExclusiveAgent: "coder"},
 				Grants: map[string]string{"coder": "1"},
@@ -369,10 +369,10 @@ func TestTransitionClaimRefusals(t *testing.T) {
 	c := redistest.Client(t)
 	raw := redistest.Raw(t)
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true})
-	done := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(create(t, c, child(g.ID)))})
-	transition(t, c, blackboard.Transition{ClaimID: done.ID, WorkflowID: g.ID, From: done.Status, Rev: 0, To: blackboard.ClaimComplete})
-	base := blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingConsensus, Rev: 0, To: blackboard.ClaimPendingReview}
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true})
+	done := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(create(t, c, child(g.ID)))})
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: done.ID, WorkflowID: g.ID, From: done.Status, Rev: 0, To: blackboard.ClaimComplete})
+	base := blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingConsensus, Rev: 0, To: blackboard.ClaimPendingReview}
 
 	cases := []struct {
 		name   string
@@ -441,13 +441,13 @@ func TestTransitionClaimFinalClosesItem(t *testing.T) {
 	k := c.Keys()
 	g := startWorkflow(t, c) // open items: 1 (the goal)
 
-	main := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, BidTimeout: time.Minute})
+	main := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true, BidTimeout: time.Minute})
 	// A feedback claim is new open work: 2.
 	fb := pendingClaim(g)
 	fb.Status, fb.GrantedExclusiveAgent, fb.ParentClaimID = blackboard.ClaimPendingAssignment, "coder", main.ID
-	feedback := createClaim(t, c, blackboard.NewClaim{Claim: fb, AddsItem: true, TimerIn: time.Minute})
+	feedback := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: fb, AddsItem: true, TimerIn: time.Minute})
 	// A claim that does not add an item (it would take over an artefact's).
-	extra := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g)})
+	extra := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g)})
 	openItems := func() int {
 		t.Helper()
 		wf, err := c.GetWorkflow(ctx, g.ID)
@@ -460,7 +460,7 @@ func TestTransitionClaimFinalClosesItem(t *testing.T) {
 		t.Fatalf("open items = %d, want 2", n)
 	}
 
-	transition(t, c, blackboard.Transition{ClaimID: feedback.ID, WorkflowID: g.ID, From: feedback.Status, Rev: 0,
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: feedback.ID, WorkflowID: g.ID, From: feedback.Status, Rev: 0,
 		To: blackboard.ClaimComplete, CloseItem: true, Set: blackboard.ClaimPatch{CompletionReason: "reworked"}})
 	if n := openItems(); n != 1 {
 		t.Errorf("open items = %d after the feedback claim, want 1", n)
@@ -469,7 +469,7 @@ func TestTransitionClaimFinalClosesItem(t *testing.T) {
 		t.Fatalf("workflow completed with work open: %+v", got)
 	}
 
-	transition(t, c, blackboard.Transition{ClaimID: main.ID, WorkflowID: g.ID, From: main.Status, Rev: 0,
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: main.ID, WorkflowID: g.ID, From: main.Status, Rev: 0,
 		To: blackboard.ClaimComplete, CloseItem: true, ArmTimer: true, TimerIn: time.Hour})
 	wf, err := c.GetWorkflow(ctx, g.ID)
 	if err != nil {
@@ -480,7 +480,7 @@ func TestTransitionClaimFinalClosesItem(t *testing.T) {
 	}
 	// Closing another item of the ended workflow neither reopens nor
 	// re-announces it.
-	transition(t, c, blackboard.Transition{ClaimID: extra.ID, WorkflowID: g.ID, From: extra.Status, Rev: 0,
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: extra.ID, WorkflowID: g.ID, From: extra.Status, Rev: 0,
 		To: blackboard.ClaimTerminated, CloseItem: true, Set: blackboard.ClaimPatch{TerminationReason: "workflow ended"}})
 	if n := openItems(); n != 0 {
 		t.Errorf("open items = %d after the workflow ended, want 0", n)
@@ -516,8 +516,8 @@ func TestTransitionClaimFailWorkflow(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true})
-	transition(t, c, blackboard.Transition{
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
+	transition(t, c, blackboard.Transition{Epoch: 1,
 		ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: 0, To: blackboard.ClaimTerminated,
 		Set:          blackboard.ClaimPatch{TerminationReason: "review policy failed"},
 		FailWorkflow: true, FailReason: "review policy failed", CloseItem: true,
@@ -547,11 +547,11 @@ func TestEndWorkflow(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	ended, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCancelled, "sett cancel", 0)
+	ended, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCancelled, "sett cancel", 1)
 	if err != nil || !ended {
 		t.Fatalf("EndWorkflow = %v, %v; want true", ended, err)
 	}
-	if ended, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "again", 0); err != nil || ended {
+	if ended, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "again", 1); err != nil || ended {
 		t.Errorf("second EndWorkflow = %v, %v; want false, nil", ended, err)
 	}
 	wf, err := c.GetWorkflow(ctx, g.ID)
@@ -564,7 +564,7 @@ func TestEndWorkflow(t *testing.T) {
 	if got := eventsOf(t, c, blackboard.EventWorkflowCompleted); len(got) != 1 || got[0].Field("status") != "cancelled" {
 		t.Errorf("workflow_completed events = %+v, want exactly one", got)
 	}
-	_, _, err = c.CreateClaim(ctx, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true})
+	_, _, err = c.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
 	wantErr(t, err, blackboard.ErrWorkflowEnded)
 
 	cases := []struct {
@@ -579,7 +579,7 @@ func TestEndWorkflow(t *testing.T) {
 		{"unknown status", g.ID, "done", blackboard.ErrInvalid},
 	}
 	for _, tc := range cases {
-		_, err := c.EndWorkflow(ctx, tc.id, tc.status, "x", 0)
+		_, err := c.EndWorkflow(ctx, tc.id, tc.status, "x", 1)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
@@ -591,11 +591,11 @@ func TestTransitionClaimIgnoreBids(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder", "tester", "linter"), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder", "tester", "linter"), ByArtefact: true})
 	if err := c.SubmitBid(ctx, cl.ID, "coder", blackboard.BidExclusive); err != nil {
 		t.Fatal(err)
 	}
-	transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: 0,
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: 0,
 		To: blackboard.ClaimPendingExclusive, IgnoreBids: []string{"coder", "tester", "linter"}})
 	bids, err := c.GetBids(ctx, cl.ID)
 	if err != nil {
@@ -613,12 +613,12 @@ func TestTransitionClaimGrants(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "r1", "r2", "coder"), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "r1", "r2", "coder"), ByArtefact: true})
 	msgs := []blackboard.InboxMessage{
 		grantMessage("r1", cl, blackboard.GrantReview, "1"),
 		grantMessage("r2", cl, blackboard.GrantReview, "1"),
 	}
-	rev := transition(t, c, blackboard.Transition{
+	rev := transition(t, c, blackboard.Transition{Epoch: 1,
 		ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: cl.Rev, To: blackboard.ClaimPendingReview,
 		Set:    blackboard.ClaimPatch{GrantedReviewAgents: []string{"r1", "r2"}, Attempts: 1},
 		Grants: map[string]string{"r1": "1", "r2": "1"}, Inbox: msgs, ArmTimer: true, TimerIn: time.Hour,
@@ -662,7 +662,7 @@ func TestTransitionClaimGrants(t *testing.T) {
 		t.Errorf("extra event = %+v", extra)
 	}
 	// A re-grant under a new token: the old token is stale now.
-	transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingReview, Rev: 1,
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingReview, Rev: 1,
 		To: blackboard.ClaimPendingReview, Grants: map[string]string{"r1": "2"}})
 	err = c.TakeLease(ctx, cl.ID, "r1", "1", "cub-1", time.Minute)
 	wantErr(t, err, blackboard.ErrStaleGrant)
@@ -711,7 +711,7 @@ func TestSubmitBid(t *testing.T) {
 		}, blackboard.ErrExists},
 		{"not invited", "linter", blackboard.BidClaim, nil, blackboard.ErrNotInvited},
 		{"after consensus", "tester", blackboard.BidReview, func(t *testing.T, c *blackboard.Client, cl *blackboard.Claim) {
-			transition(t, c, blackboard.Transition{ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: 0, To: blackboard.ClaimPendingParallel})
+			transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: 0, To: blackboard.ClaimPendingParallel})
 		}, blackboard.ErrStaleStatus},
 		{"invalid bid", "coder", "maybe", nil, blackboard.ErrInvalid},
 		{"invalid agent", "Coder", blackboard.BidClaim, nil, blackboard.ErrInvalid},
@@ -722,7 +722,7 @@ func TestSubmitBid(t *testing.T) {
 			c := redistest.Client(t)
 			raw := redistest.Raw(t)
 			g := startWorkflow(t, c)
-			cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder", "tester"), ByArtefact: true})
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder", "tester"), ByArtefact: true})
 			if tc.before != nil {
 				tc.before(t, c, cl)
 			}
@@ -760,7 +760,7 @@ func TestGetClaims(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
 	missing := blackboard.NewID()
 	got, err := c.GetClaims(ctx, []string{missing, cl.ID})
 	if err != nil {

@@ -37,6 +37,12 @@ var (
 	// older than the stored one: another orchestrator has taken over.
 	ErrFenced = errors.New("blackboard: fenced by a newer leader")
 
+	// ErrNoEpoch is returned when an orchestrator write (claims, timers,
+	// workflow ends, learnings, shared memory) carries no leader epoch:
+	// fencing is required, never opt-in. An operator's override passes
+	// OperatorEpoch instead.
+	ErrNoEpoch = errors.New("blackboard: orchestrator write without a leader epoch")
+
 	// ErrNotInvited is returned when an agent bids on a claim it was not
 	// asked to bid on.
 	ErrNotInvited = errors.New("blackboard: agent was not invited to bid")

@@ -314,7 +314,7 @@ func TestInbox(t *testing.T) {
 	g := startWorkflow(t, c)
 	cl := pendingClaim(g, "coder")
 	msg := bidRequest("coder", cl, g)
-	createClaim(t, c, blackboard.NewClaim{Claim: cl, ByArtefact: true, Inbox: []blackboard.InboxMessage{msg}})
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, Inbox: []blackboard.InboxMessage{msg}})
 
 	dead, err := c.Inbox(ctx, "coder", "cub-dead")
 	if err != nil {
@@ -367,7 +367,7 @@ func TestGrantsAreReadByFreeSlots(t *testing.T) {
 		g := startWorkflow(t, c)
 		cl := pendingClaim(g, "coder")
 		cl.Status, cl.GrantedExclusiveAgent = blackboard.ClaimPendingExclusive, "coder"
-		createClaim(t, c, blackboard.NewClaim{Claim: cl, ByArtefact: true, Grants: map[string]string{"coder": "1"},
+		createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, Grants: map[string]string{"coder": "1"},
 			Inbox: []blackboard.InboxMessage{grantMessage("coder", cl, blackboard.GrantExclusive, "1")}})
 		want = append(want, cl.ID)
 	}

@@ -166,6 +166,11 @@ func (k Keys) Events() string { return k.prefix + "events" }
 // entry; handled entries are deleted, the audit trail lives in Events.
 func (k Keys) OrchestratorQueue() string { return k.prefix + "orchestrator:queue" }
 
+// DeadLetters is the STREAM of orchestrator queue entries whose handling
+// failed too many times: each entry holds the event (JSON), the last
+// error and the attempts, for `sett errors` to show.
+func (k Keys) DeadLetters() string { return k.prefix + "orchestrator:dead_letters" }
+
 // Inbox is the STREAM of bid requests for one agent. Its cubs read it
 // whatever their tools are doing: bidding never waits for work.
 func (k Keys) Inbox(agent string) string { return k.prefix + "agent:" + agent + ":inbox" }

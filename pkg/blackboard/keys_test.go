@@ -59,6 +59,7 @@ func TestKeys(t *testing.T) {
 		{"Inbox", []string{"<agent>"}, "sett:<i>:agent:<agent>:inbox"},
 		{"AgentGrants", []string{"<agent>"}, "sett:<i>:agent:<agent>:grants"},
 		{"OrchestratorQueue", nil, "sett:<i>:orchestrator:queue"},
+		{"DeadLetters", nil, "sett:<i>:orchestrator:dead_letters"},
 		{"Failures", []string{"<id>"}, "sett:<i>:claim:<id>:failures"},
 		{"Timers", nil, "sett:<i>:timers"},
 		{"Agents", nil, "sett:<i>:agents"},

@@ -54,7 +54,7 @@ func (c *Client) leadership(ctx context.Context, id string, ttl time.Duration, i
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, ttl.Milliseconds(), identity)
+	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch(), c.keys.Events()}, id, ttl.Milliseconds(), identity)
 	if err != nil {
 		return Leadership{}, err
 	}
@@ -74,9 +74,14 @@ func (c *Client) leadership(ctx context.Context, id string, ttl time.Duration, i
 func (c *Client) Resign(ctx context.Context, id string) error {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	_, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, 0)
+	_, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch(), c.keys.Events()}, id, 0)
 	return err
 }
+
+// OperatorEpoch stands for the leader epoch in a write made by an
+// operator rather than an orchestrator (sett cancel ending a workflow):
+// such a write is never fenced. Only EndWorkflow accepts it.
+const OperatorEpoch int64 = -1
 
 // DueTimers is what PopTimers returns.
 type DueTimers struct {
@@ -84,16 +89,26 @@ type DueTimers struct {
 	NowMs int64
 	// NextDueMs is the earliest remaining due time, or -1 when none.
 	NextDueMs int64
+	// VisibleAgainMs is when the popped timers fire again unless
+	// AckTimer removes them first (pass it to AckTimer).
+	VisibleAgainMs int64
 	// ClaimIDs are the claims whose timers fired.
 	ClaimIDs []string
 }
 
-// PopTimers atomically removes and returns up to limit timers that are due
-// by the Redis clock. Errors: ErrFenced when epoch is stale.
-func (c *Client) PopTimers(ctx context.Context, epoch int64, limit int) (DueTimers, error) {
+// PopTimers atomically takes up to limit timers that are due by the Redis
+// clock: they are hidden for visibility (no other caller gets them) and
+// fire again after it unless AckTimer removes them once their effect is
+// stored — a caller that dies in between loses nothing. Errors: ErrFenced
+// when epoch is stale, ErrNoEpoch when it is zero, ErrInvalid for a
+// visibility under a millisecond.
+func (c *Client) PopTimers(ctx context.Context, epoch int64, limit int, visibility time.Duration) (DueTimers, error) {
+	if visibility < time.Millisecond {
+		return DueTimers{}, fmt.Errorf("%w: timer visibility %v is under 1ms", ErrInvalid, visibility)
+	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.popTimers, []string{c.keys.Timers(), c.keys.Epoch()}, epoch, limit)
+	res, err := c.run(ctx, c.scripts.popTimers, []string{c.keys.Timers(), c.keys.Epoch()}, epochArg(epoch), limit, visibility.Milliseconds())
 	if err != nil {
 		return DueTimers{}, err
 	}
@@ -102,7 +117,25 @@ func (c *Client) PopTimers(ctx context.Context, epoch int64, limit int) (DueTime
 	}
 	now, _ := strconv.ParseInt(res[1], 10, 64)
 	next, _ := strconv.ParseFloat(res[2], 64)
-	return DueTimers{NowMs: now, NextDueMs: int64(next), ClaimIDs: res[3:]}, nil
+	again, _ := strconv.ParseInt(res[3], 10, 64)
+	return DueTimers{NowMs: now, NextDueMs: int64(next), VisibleAgainMs: again, ClaimIDs: res[4:]}, nil
+}
+
+// AckTimer removes claimID's timer popped by PopTimers (hidden until
+// visibleAgainMs) now that its effect is stored. A timer re-armed
+// meanwhile is kept; removed reports whether this call removed it.
+// Errors: ErrFenced, ErrNoEpoch.
+func (c *Client) AckTimer(ctx context.Context, epoch int64, claimID string, visibleAgainMs int64) (removed bool, err error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	res, err := c.run(ctx, c.scripts.ackTimer, []string{c.keys.Timers(), c.keys.Epoch()}, epochArg(epoch), claimID, visibleAgainMs)
+	if err != nil {
+		return false, err
+	}
+	if err := scriptError("ack_timer", res); err != nil {
+		return false, err
+	}
+	return len(res) > 1 && res[1] == "1", nil
 }
 
 // ArmTimer sets a claim's timer to fire at atMs (Redis clock), replacing
@@ -130,7 +163,7 @@ func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status Work
 		"workflow_id": workflowID, "status": string(status), "reason": reason,
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}
-	if epoch > 0 {
+	if epoch != 0 {
 		req["epoch"] = strconv.FormatInt(epoch, 10)
 	}
 	body, _ := json.Marshal(req)

@@ -171,9 +171,8 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
+// epochArg renders a leader epoch for a script; zero (none) is sent as
+// such, and refused there.
 func epochArg(epoch int64) string {
-	if epoch <= 0 {
-		return ""
-	}
 	return strconv.FormatInt(epoch, 10)
 }

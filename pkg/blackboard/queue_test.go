@@ -41,7 +41,7 @@ func TestOrchestratorQueueGetsOnlyWhatItActsOn(t *testing.T) {
 		t.Fatalf("a claimless review was queued (%d entries)", n)
 	}
 	// Bids: only the last expected bid wakes the orchestrator.
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "a", "b", "c"), BidTimeout: time.Hour})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "a", "b", "c"), BidTimeout: time.Hour})
 	for _, agent := range []string{"a", "b"} {
 		if err := c.SubmitBid(t.Context(), cl.ID, agent, blackboard.BidIgnore); err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestOrchestratorQueueGetsOnlyWhatItActsOn(t *testing.T) {
 		t.Fatalf("%d bid_submitted events, want 3", n)
 	}
 	// A failed workflow is queued so its claims get ended.
-	if _, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowFailed, "budget", 0); err != nil {
+	if _, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowFailed, "budget", 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := queued(t, c); len(got) != 3 || got[2] != "workflow_completed:" {
@@ -95,7 +95,7 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 	g := startWorkflow(t, c)
 	claim := pendingClaim(g, "coder")
 	claim.Status = blackboard.ClaimPendingConsensus
-	createClaim(t, c, blackboard.NewClaim{Claim: claim, BidTimeout: time.Hour, Inbox: []blackboard.InboxMessage{{
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: claim, BidTimeout: time.Hour, Inbox: []blackboard.InboxMessage{{
 		Agent: "coder", Kind: blackboard.MessageBidRequest, ClaimID: claim.ID, ArtefactID: g.ID, WorkflowID: g.ID,
 	}}})
 	in, err := c.Inbox(ctx, "coder", "cub-1")
@@ -123,7 +123,7 @@ func TestInboxEntriesAreAcknowledgedWithTheirEffect(t *testing.T) {
 		Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "coder"}
 	msg := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageGrant, ClaimID: grant.ID, ArtefactID: g.ID,
 		WorkflowID: g.ID, Grant: blackboard.GrantExclusive, Token: "1"}
-	createClaim(t, c, blackboard.NewClaim{Claim: grant, Grants: map[string]string{"coder": "1"}, Inbox: []blackboard.InboxMessage{msg}})
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: grant, Grants: map[string]string{"coder": "1"}, Inbox: []blackboard.InboxMessage{msg}})
 	entries, err = in.NextGrants(ctx, 10, 0)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("grants = %v, %v", entries, err)
@@ -159,7 +159,7 @@ func TestBidsCompleteIgnoresPredecidedBids(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t)
 	g := startWorkflow(t, c)
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "a", "b"), BidTimeout: time.Hour,
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "a", "b"), BidTimeout: time.Hour,
 		Bids: map[string]blackboard.Bid{"x": blackboard.BidIgnore, "y": blackboard.BidIgnore}})
 	if err := c.SubmitBid(t.Context(), cl.ID, "a", blackboard.BidReview); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ type scriptSet struct {
 	extendLease     *script
 	leader          *script
 	popTimers       *script
+	ackTimer        *script
 	endWorkflow     *script
 	decideApproval  *script
 	recordLearning  *script
@@ -66,6 +67,7 @@ func loadScriptSet() (*scriptSet, error) {
 		"extend_lease":        &s.extendLease,
 		"leader":              &s.leader,
 		"pop_timers":          &s.popTimers,
+		"ack_timer":           &s.ackTimer,
 		"end_workflow":        &s.endWorkflow,
 		"decide_approval":     &s.decideApproval,
 		"record_learning":     &s.recordLearning,
@@ -85,7 +87,7 @@ func loadScriptSet() (*scriptSet, error) {
 
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
-		s.takeLease, s.extendLease, s.leader, s.popTimers, s.endWorkflow,
+		s.takeLease, s.extendLease, s.leader, s.popTimers, s.ackTimer, s.endWorkflow,
 		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared, s.retryClaim}
 }
 
@@ -193,6 +195,8 @@ func scriptError(name string, res []string) error {
 		base = ErrStaleGrant
 	case "FENCED":
 		base = ErrFenced
+	case "NO_EPOCH":
+		base = ErrNoEpoch
 	case "NOT_FOUND":
 		base = ErrNotFound
 	case "NOT_INVITED":

@@ -13,7 +13,7 @@ import (
 // sentinels are the outcomes a retry cannot change: the write was refused
 // on its merits, so sending it again gives the same answer.
 var sentinels = []error{
-	ErrNotFound, ErrExists, ErrVersionConflict, ErrStaleStatus, ErrStaleGrant, ErrFenced, ErrNotInvited,
+	ErrNotFound, ErrExists, ErrVersionConflict, ErrStaleStatus, ErrStaleGrant, ErrFenced, ErrNoEpoch, ErrNotInvited,
 	ErrWorkflowEnded, ErrBudgetExceeded, ErrInvalid, ErrCorrupt, ErrAmbiguous, ErrLeaseHeld, ErrStaleMemory,
 	ErrWaiting, ErrSuperseded, ErrAlreadyDecided, ErrApprovalExpired,
 }

@@ -44,7 +44,7 @@
 --
 -- Returns {'OK', id, created_at_ms} or
 --   {'EXISTS', existing_claim_id}       already created (idempotent repeat)
---   {'FENCED', stored_epoch}
+--   {'FENCED', stored_epoch} or {'NO_EPOCH', why}
 --   {'NOT_FOUND', 'workflow'}
 --   {'WORKFLOW_ENDED', status}          the workflow is no longer running
 --   {'BUDGET_EXCEEDED', which, limit}   'artefacts', 'depth' or 'tokens'
@@ -56,8 +56,9 @@
 
 local req = cjson.decode(ARGV[1])
 
-if fenced(KEYS[9], req.epoch) then
-  return {'FENCED', redis.call('GET', KEYS[9])}
+local refusal = epoch_refusal(KEYS[9], req.epoch)
+if refusal then
+  return refusal
 end
 if req.by_artefact then
   local existing = redis.call('GET', KEYS[2])

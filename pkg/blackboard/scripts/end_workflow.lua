@@ -8,14 +8,15 @@
 --
 -- Returns {'OK', status} when this call ended the workflow,
 -- {'WORKFLOW_ENDED', status} when it had already ended, {'NOT_FOUND',
--- 'workflow'} or {'FENCED', epoch}.
+-- 'workflow'} or {'FENCED', epoch} or {'NO_EPOCH', why}.
 --
 -- The status change and the workflow_completed event are one atomic step,
 -- and only a running workflow moves, so the event is emitted exactly once.
 
 local req = cjson.decode(ARGV[1])
-if fenced(KEYS[3], req.epoch) then
-  return {'FENCED', redis.call('GET', KEYS[3])}
+local refusal = epoch_refusal(KEYS[3], req.epoch, true)
+if refusal then
+  return refusal
 end
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == false then

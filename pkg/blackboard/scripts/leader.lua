@@ -2,6 +2,7 @@
 --
 -- KEYS[1] leader STRING  sett:<i>:orchestrator:leader
 -- KEYS[2] epoch STRING   sett:<i>:orchestrator:epoch
+-- KEYS[3] events STREAM  sett:<i>:events (leader_elected is appended here)
 -- ARGV[1] candidate id (unique per orchestrator process)
 -- ARGV[2] lease TTL in milliseconds; 0 resigns (releases a lease we hold)
 -- ARGV[3] optional: the caller's stable identity. When the lease is held
@@ -15,7 +16,9 @@
 -- after a resignation.
 --
 -- Every acquisition increments the epoch in the same atomic step, so the
--- epoch a leader writes with is refused as soon as anyone else leads.
+-- epoch a leader writes with is refused as soon as anyone else leads; the
+-- leader_elected event is appended in the same step, so it is never
+-- missing nor duplicated.
 
 local holder = redis.call('GET', KEYS[1])
 if tonumber(ARGV[2]) == 0 then
@@ -39,4 +42,18 @@ if holder ~= false then
   how = 'reclaimed'
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return {'OK', tostring(redis.call('INCR', KEYS[2])), how}
+local epoch = tostring(redis.call('INCR', KEYS[2]))
+-- The election is announced in the same step that takes the lease.
+-- orchestrator is the stable identity (the candidate id when it has none),
+-- holder the candidate id <identity>#<boot>.
+local name = ARGV[3]
+if name == nil or name == '' then
+  name = ARGV[1]
+end
+local reclaimed = ''
+if how == 'reclaimed' then
+  reclaimed = 'true'
+end
+emit(KEYS[3], nil, 'leader_elected', now_ms(), {'epoch', epoch, 'orchestrator', name, 'holder', ARGV[1],
+  'reclaimed', reclaimed})
+return {'OK', epoch, how}

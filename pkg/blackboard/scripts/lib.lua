@@ -11,8 +11,33 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- epoch_refusal is the reply refusing an orchestrator write, or nil when
+-- it may proceed. Fencing is not opt-in: a write without its leader epoch
+-- is refused ({'NO_EPOCH'}), and one whose epoch is not the stored one —
+-- a newer leader took over — is fenced ({'FENCED', stored}). With
+-- operator set, the epoch -1 marks a human's override (sett cancel),
+-- which no leader fences.
+local function epoch_refusal(epoch_key, epoch, operator)
+  local n = nil
+  if epoch ~= nil and epoch ~= cjson.null then
+    n = tonumber(epoch)
+  end
+  if n == nil or n == 0 or (n < 0 and not (operator and n == -1)) then
+    return {'NO_EPOCH', 'an orchestrator write must carry its leader epoch'}
+  end
+  if n == -1 then
+    return nil
+  end
+  local cur = redis.call('GET', epoch_key)
+  if cur ~= false and tonumber(cur) ~= n then
+    return {'FENCED', cur}
+  end
+  return nil
+end
+
 -- fenced reports whether a leader epoch given by the caller is older than
--- the stored one. An empty epoch means "not an orchestrator write".
+-- the stored one. An empty epoch means "not an orchestrator write" (only
+-- for scripts that others call too: create_artefact).
 local function fenced(epoch_key, epoch)
   if epoch == nil or epoch == '' or epoch == cjson.null then
     return false

@@ -2,25 +2,30 @@
 --
 -- KEYS[1] timers ZSET    sett:<i>:timers
 -- KEYS[2] epoch STRING   sett:<i>:orchestrator:epoch
--- ARGV[1] leader epoch of the caller
+-- ARGV[1] leader epoch of the caller (required)
 -- ARGV[2] at most this many timers
+-- ARGV[3] visibility timeout in milliseconds
 --
--- Returns {'OK', now_ms, next_due_ms_or_-1, member...} or {'FENCED', epoch}.
+-- Returns {'OK', now_ms, next_due_ms_or_-1, visible_again_ms, member...}
+-- or {'FENCED', epoch} or {'NO_EPOCH', why}.
 --
--- Due members are removed in the same step that returns them, so two
--- callers never both fire one timer; a caller that fails to handle a timer
--- re-arms it, and the start-up reconcile covers a caller that crashed.
+-- Due members are not removed but hidden: their score moves to now plus
+-- the visibility timeout, so two callers never both fire one timer, and a
+-- caller that dies before storing the timer's effect leaves it to fire
+-- again (ack_timer removes it once the effect is stored).
 
-if fenced(KEYS[2], ARGV[1]) then
-  return {'FENCED', redis.call('GET', KEYS[2])}
+local refusal = epoch_refusal(KEYS[2], ARGV[1])
+if refusal then
+  return refusal
 end
 local now = now_ms()
+local again = now + tonumber(ARGV[3])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
-if #due > 0 then
-  redis.call('ZREM', KEYS[1], unpack(due))
+for _, m in ipairs(due) do
+  redis.call('ZADD', KEYS[1], again, m)
 end
 local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local out = {'OK', tostring(now), '-1'}
+local out = {'OK', tostring(now), '-1', tostring(again)}
 if #nxt > 0 then
   out[3] = nxt[2]
 end

@@ -10,13 +10,14 @@
 -- ARGV[3] pub/sub channel for the event
 --
 -- Returns {'OK', at_ms} or {'EXISTS', at_ms} (recorded before: a repeat
--- changes nothing) or {'FENCED', epoch}.
+-- changes nothing) or {'FENCED', epoch} or {'NO_EPOCH', why}.
 --
 -- The hash entry, its index entry and the learning_recorded event (which
 -- the vault turns into a line of Agent_Memory.md) appear together.
 
-if fenced(KEYS[4], ARGV[2]) then
-  return {'FENCED', redis.call('GET', KEYS[4])}
+local refusal = epoch_refusal(KEYS[4], ARGV[2])
+if refusal then
+  return refusal
 end
 local l = cjson.decode(ARGV[1])
 local existing = redis.call('ZSCORE', KEYS[2], l.id)

@@ -52,7 +52,7 @@
 --   claim_channel, workflow_channel
 --
 -- Returns {'OK', new_rev, now_ms, waited_ms} or
---   {'FENCED', stored_epoch}
+--   {'FENCED', stored_epoch} or {'NO_EPOCH', why}
 --   {'NOT_FOUND', 'claim'}
 --   {'STALE_STATUS', status, rev}   another handler already moved the claim
 --   {'WAITING', reason}             'capacity' or 'paused': nothing applied,
@@ -66,8 +66,9 @@
 
 local req = cjson.decode(ARGV[1])
 
-if fenced(KEYS[6], req.epoch) then
-  return {'FENCED', redis.call('GET', KEYS[6])}
+local refusal = epoch_refusal(KEYS[6], req.epoch)
+if refusal then
+  return refusal
 end
 local cur = redis.call('HMGET', KEYS[1], 'status', 'rev', 'priority', 'waiting_since_ms')
 if cur[1] == false then

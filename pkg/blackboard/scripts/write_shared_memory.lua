@@ -10,14 +10,15 @@
 -- ARGV[3] leader epoch of the caller
 -- ARGV[4] workflow id, ARGV[5] claim id (for the event), ARGV[6] channel
 --
--- Returns {'OK', rev} or {'STALE_MEMORY', rev} or {'FENCED', epoch}.
+-- Returns {'OK', rev} or {'STALE_MEMORY', rev} or {'FENCED', epoch} or {'NO_EPOCH', why}.
 --
 -- The orchestrator is the single writer (SPEC §10); the compare on the
 -- revision keeps two claims of one workflow that end phases at once from
 -- losing each other's merge: the loser reads again and merges again.
 
-if fenced(KEYS[3], ARGV[3]) then
-  return {'FENCED', redis.call('GET', KEYS[3])}
+local refusal = epoch_refusal(KEYS[3], ARGV[3])
+if refusal then
+  return refusal
 end
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') or 0
 if rev ~= tonumber(ARGV[2]) then
