@@ -19,8 +19,11 @@ type daemonProcess struct {
 	Name     string
 	HTTPAddr string
 	LogPath  string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	// argv, env and dir are what it was started with (restart).
+	argv, env []string
+	dir       string
+	cmd       *exec.Cmd
+	exited    chan struct{}
 }
 
 // startDaemon starts argv (with --http-addr added) in dir with env.
@@ -29,7 +32,8 @@ func startDaemon(name string, argv, env []string, dir string) (*daemonProcess, e
 	if err != nil {
 		return nil, err
 	}
-	p := &daemonProcess{Name: name, HTTPAddr: "127.0.0.1:" + strconv.Itoa(port), LogPath: filepath.Join(dir, name+".log")}
+	p := &daemonProcess{Name: name, HTTPAddr: "127.0.0.1:" + strconv.Itoa(port), LogPath: filepath.Join(dir, name+".log"),
+		argv: argv, env: env, dir: dir}
 	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)

@@ -43,6 +43,16 @@ type Options struct {
 	// the in-process fake provider, after HopWarmup untimed ones. Default
 	// 200.
 	LLMAgentSamples int `json:"llm_agent_samples"`
+	// RecoverySamples is the number of times the orchestrator is killed
+	// with SIGKILL and restarted. Default 10.
+	RecoverySamples int `json:"recovery_samples"`
+	// VaultSamples is the number of timed task files (and decisions) of
+	// the vault scenario, after HopWarmup untimed ones. Default 100.
+	VaultSamples int `json:"vault_samples"`
+	// RetentionWorkflows is the number of finished workflows the
+	// retention scenario measures memory over, with retention off and
+	// on. Default 10000.
+	RetentionWorkflows int `json:"retention_workflows"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -67,7 +77,10 @@ func DefaultOptions() Options {
 		HoardArtefacts:  100000, HoardSamples: 1000,
 		IdleWindow:       30 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
-		LLMAgentSamples: 200,
+		LLMAgentSamples:    200,
+		RecoverySamples:    10,
+		VaultSamples:       100,
+		RetentionWorkflows: 10000,
 	}
 }
 
@@ -83,7 +96,10 @@ func SmokeOptions() Options {
 		HoardArtefacts:  300, HoardSamples: 10,
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
-		LLMAgentSamples: 3,
+		LLMAgentSamples:    3,
+		RecoverySamples:    2,
+		VaultSamples:       3,
+		RetentionWorkflows: 20,
 	}
 }
 
@@ -108,6 +124,9 @@ func (o Options) withDefaults() Options {
 	set(&o.RoundTripBatches, d.RoundTripBatches)
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
+	set(&o.RecoverySamples, d.RecoverySamples)
+	set(&o.VaultSamples, d.VaultSamples)
+	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

@@ -29,7 +29,7 @@ type runner struct {
 
 // figureOrder is the order of the table: SPEC §16's order of targets.
 var figureOrder = []string{
-	"hop_1_agent", "hop_5_agents", "tool_start_floor", "tool_run_floor",
+	"hop_1_agent", "hop_5_agents", "end_to_end_outside", "goal_write", "tool_start_floor", "tool_run_floor",
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
 	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
@@ -39,6 +39,9 @@ var figureOrder = []string{
 	"hoard_first_page_100k", "resolve_short_id_100k",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
+	"orchestrator_recovery",
+	"vault_file_to_goal", "vault_decision_to_applied",
+	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
 
 // Run builds the binaries, runs every scenario and returns the report.
@@ -84,6 +87,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		{"round trips", r.roundTrips},
 		{"context chains and hoard", r.inProcess},
 		{"LLM agent overhead", r.llmAgent},
+		{"orchestrator recovery", r.recovery},
+		{"vault", r.vaultLatency},
+		{"retention", r.retention},
 	} {
 		r.progress("%s ...", step.name)
 		t := time.Now()

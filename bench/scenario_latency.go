@@ -158,7 +158,7 @@ func (r *runner) hop1(ctx context.Context) error {
 	}
 	r.add(f)
 	r.report.Breakdowns = append(r.report.Breakdowns, b)
-	return nil
+	return r.outsideView(ctx, s)
 }
 
 // endToEnd times goal → review (approved with {}) → exclusive (Terminal)

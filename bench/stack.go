@@ -32,6 +32,8 @@ type stackSpec struct {
 	name    string
 	agents  []agentSpec
 	proxied bool
+	// extra is appended to sett.yml (top-level sections, e.g. retention).
+	extra string
 }
 
 // stack is a running Sett instance: its own redis-server, one cub per
@@ -76,6 +78,7 @@ func (sp stackSpec) yaml(noop string) string {
 		}
 		b.WriteString("}\n")
 	}
+	b.WriteString(sp.extra)
 	return b.String()
 }
 

@@ -4,12 +4,35 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
+
+// zombieChildren counts the zombie children of host pid parent.
+func zombieChildren(parent int) int {
+	n := 0
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		b, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 2 && f[0] == "Z" && f[1] == strconv.Itoa(parent) {
+			n++
+		}
+	}
+	return n
+}
 
 // A tool sees the contract's variables and its configured environment, and
 // no Redis credentials — although its container's cub has them — and
@@ -32,7 +55,10 @@ agents:
       - -c
       - |
         cat >/dev/null
-        out=$( { env; echo '--- .sett:'; ls -AR /workspace/.sett 2>&1; echo '--- cub environ:'; tr '\0' '\n' </proc/1/environ 2>&1; } | base64 -w0)
+        (sh -c 'exit 0' &) ; (sh -c 'exit 0' &) ; (sh -c 'exit 0' &)
+        out=$( { env; echo '--- .sett:'; ls -AR /workspace/.sett 2>&1; echo '--- cub environ:'; tr '\0' '\n' </proc/1/environ 2>&1;
+          echo '--- every process:'; for p in /proc/[0-9]*; do tr '\0' ' ' <$p/environ 2>/dev/null; tr '\0' ' ' <$p/cmdline 2>/dev/null; echo; done;
+          echo '--- root fs:'; (touch /probe 2>&1 && echo "root is writable") ; (touch /tmp/probe && echo "tmp is writable"); } | base64 -w0)
         printf '{"artefact_type":"EnvDump","artefact_payload":"%s","summary":"the tool environment"}\n' "$out"
 `)
 	rec := s.mustUp()
@@ -57,7 +83,35 @@ agents:
 		t.Fatalf("payload %q: %v", dumps[0].Payload, err)
 	}
 	toolEnv, rest, _ := strings.Cut(string(raw), "--- .sett:")
-	settDir, cubEnv, _ := strings.Cut(rest, "--- cub environ:")
+	settDir, rest, _ := strings.Cut(rest, "--- cub environ:")
+	cubEnv, rest, _ := strings.Cut(rest, "--- every process:")
+	// The script's text (in the process dump) names the last header too:
+	// the real section is the last one.
+	i := strings.LastIndex(rest, "--- root fs:\n")
+	if i < 0 {
+		t.Fatalf("no root fs section in %q", rest)
+	}
+	procs, rootFS := rest[:i], rest[i:]
+	if strings.Contains(procs, password) || strings.Contains(procs, "SETT_REDIS_URL=") {
+		t.Errorf("the tool read the Redis URL from a process's environ or cmdline: %q", procs)
+	}
+	// Read-only root with a writable /tmp.
+	if strings.Contains(rootFS, "root is writable") || !strings.Contains(rootFS, "tmp is writable") {
+		t.Errorf("root filesystem probe: %q, want / read-only and /tmp writable", rootFS)
+	}
+	hc := s.container("envdump").Container.HostConfig
+	if hc.PidsLimit == nil || *hc.PidsLimit != 1024 || !hc.ReadonlyRootfs {
+		t.Errorf("agent container: pids limit %v, read-only root %v; want 1024 and true", hc.PidsLimit, hc.ReadonlyRootfs)
+	}
+	// The cub, PID 1 of its container, reaps the orphans the tool left.
+	pid1 := s.container("envdump").Container.State.Pid
+	deadline := time.Now().Add(30 * time.Second)
+	for zombieChildren(pid1) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d zombie children of the cub (host pid %d) are never reaped", zombieChildren(pid1), pid1)
+		}
+		time.Sleep(50 * time.Millisecond) // polls observable state
+	}
 	// The cub (pid 1) makes itself non-dumpable, so its /proc files are
 	// root-owned and the tool, running as the same user, cannot read the
 	// credentials from the cub's environment either.
@@ -77,9 +131,13 @@ agents:
 			t.Errorf("the tool sees Redis credentials: %s", line)
 		}
 	}
-	// On the host, .sett holds the saved password; the tool sees none of it.
-	if _, err := os.Stat(filepath.Join(s.dir, ".sett", "docker", s.name, "redis.password")); err != nil {
-		t.Fatalf("no saved password on the host: the check below would prove nothing (%v)", err)
+	// On the host the saved password lives in the state home, outside the
+	// workspace; the tool sees none of it.
+	if _, err := os.Stat(filepath.Join(instance.StatePath("docker", s.dir, s.name), "redis.password")); err != nil {
+		t.Fatalf("no saved password in the state home: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, ".sett", "docker")); err == nil {
+		t.Errorf("the workspace holds .sett/docker: the password must live outside it")
 	}
 	t.Logf("the tool's view of /workspace/.sett: %q", settDir)
 	if strings.Contains(settDir, "redis.password") || strings.Contains(settDir, "docker") {

@@ -135,7 +135,10 @@ agents:
 	}
 }
 
-func TestDeadEndCompletesWorkflow(t *testing.T) {
+// TestGoalNobodyBidsOnFailsWorkflow: a goal no agent bids on did no work,
+// so its workflow fails with a reason naming the goal's type — never
+// "completed".
+func TestGoalNobodyBidsOnFailsWorkflow(t *testing.T) {
 	t.Parallel()
 	s := stacktest.New(t, `version: "1.0"
 agents:
@@ -144,15 +147,15 @@ agents:
 	s.Up("picky")
 	wf := s.PostGoal("nobody wants this")
 	w := s.WaitWorkflow(wf, wait)
-	if w.Status != blackboard.WorkflowCompleted {
-		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+	if w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "GoalDefined") {
+		t.Fatalf("workflow %s (%s), want failed with a reason naming GoalDefined", w.Status, w.Outcome)
 	}
 	cl, err := s.BB.GetClaim(context.Background(), blackboard.DeriveID("claim", wf))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl.Status != blackboard.ClaimComplete || cl.CompletionReason != "No agent bid (dead end)." {
-		t.Fatalf("goal claim %s %q, want complete with the dead-end reason", cl.Status, cl.CompletionReason)
+	if cl.Status != blackboard.ClaimTerminated || !strings.Contains(cl.TerminationReason, "no agent bid on the goal (type GoalDefined)") {
+		t.Fatalf("goal claim %s %q, want terminated naming the goal's type", cl.Status, cl.TerminationReason)
 	}
 	if n := len(s.Artefacts(wf)); n != 1 {
 		t.Fatalf("%d artefacts, want only the goal", n)

@@ -9,9 +9,13 @@ import (
 	"syscall"
 
 	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/tool"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == tool.SandboxArg {
+		os.Exit(tool.SandboxMain(os.Args[2:])) // the cub re-executed as a tool's sandbox helper
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := daemon.RunCub(ctx, os.Args[1:], os.Stderr)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/settdev/sett/internal/cli"
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 func main() {
@@ -17,7 +18,7 @@ func main() {
 	app := cli.NewApp(cli.DefaultRuntimes())
 	err := cli.NewRoot(app).ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sett:", err)
+		fmt.Fprintln(os.Stderr, "sett:", termsafe.String(err.Error()))
 	}
 	os.Exit(cli.ExitCode(err))
 }

@@ -117,7 +117,7 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	if url == "" || name == "" {
 		r, err := instance.Find(a.Workspace(), name)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, explainNoInstance(ctx, a, err)
 		}
 		rec = r
 		if url == "" {

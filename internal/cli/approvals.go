@@ -16,7 +16,7 @@ import (
 // addHumanCommands adds the commands a person uses to decide gated work
 // and to see what Sett learned: approvals, approve, reject, learnings.
 func addHumanCommands(root *cobra.Command, app *App) {
-	root.AddCommand(newApprovalsCmd(app), newApproveCmd(app), newRejectCmd(app), newLearningsCmd(app), newMemoryCmd(app))
+	root.AddCommand(newApprovalsCmd(app), newApproveCmd(app), newRejectCmd(app), newLearningsCmd(app), newMemoryCmd(app), newVaultCmd(app))
 }
 
 // approvalView is one waiting approval as `sett approvals -o json` prints

@@ -17,7 +17,7 @@ import (
 
 // addControlCommands adds pause, resume, cancel and queue (SPEC §8).
 func addControlCommands(root *cobra.Command, app *App) {
-	root.AddCommand(newPauseCmd(app), newResumeCmd(app), newCancelCmd(app), newQueueCmd(app),
+	root.AddCommand(newPauseCmd(app), newResumeCmd(app), newCancelCmd(app), newQueueCmd(app), newGCCmd(app),
 		newErrorsCmd(app), newRetryCmd(app))
 }
 

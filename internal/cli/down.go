@@ -118,7 +118,7 @@ func downWithoutRecord(cmd *cobra.Command, app *App, ws string, purge bool, notF
 		}
 	}
 	if !found {
-		return notFound
+		return explainNoInstance(cmd.Context(), app, notFound)
 	}
 	return nil
 }

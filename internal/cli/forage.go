@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/priority"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -337,7 +338,7 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 	case blackboard.WorkflowFailed, blackboard.WorkflowRejected:
 		c = colourRed
 	}
-	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", shortID(res.WorkflowID), style.paint(c, res.Status), res.Reason, humanDuration(took))
+	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", shortID(res.WorkflowID), style.paint(c, res.Status), termsafe.String(res.Reason), humanDuration(took))
 	if len(res.FinalArtefacts) == 0 {
 		fmt.Fprintln(w, "No final artefacts.")
 		return

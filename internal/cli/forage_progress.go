@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -148,7 +149,7 @@ type progressLine struct {
 
 // update shows p if it changed since the last update.
 func (l *progressLine) update(p *workflowProgress) {
-	s := p.summary()
+	s := termsafe.Line(p.summary())
 	if s == l.last {
 		return
 	}

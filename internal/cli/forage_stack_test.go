@@ -9,8 +9,8 @@ import (
 
 // TestForageWaitOnARealStack runs the real orchestrator and cubs
 // (stacktest) and takes the exit code of `forage --wait` from the outcome
-// they reach: a goal nobody bids on is a dead end that completes (0); a
-// tool that exits 3 fails the workflow (1).
+// they reach: a goal nobody bids on fails, naming its type (1); a tool
+// that exits 3 fails the workflow (1).
 func TestForageWaitOnARealStack(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -20,7 +20,7 @@ func TestForageWaitOnARealStack(t *testing.T) {
 		want   []string
 	}{
 		{
-			name: "dead end completes",
+			name: "goal nobody bids on fails",
 			config: `version: "1.0"
 orchestrator:
   bid_timeout: 2s
@@ -30,8 +30,8 @@ agents:
     bidding_strategy: exclusive
     consumes: ["Spec"]
 `,
-			code: ExitOK,
-			want: []string{"completed: all work complete", "GoalDefined"},
+			code: ExitFailure,
+			want: []string{"failed: no agent bid on the goal (type GoalDefined)"},
 		},
 		{
 			name: "failing tool fails",

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -198,7 +199,7 @@ func renderArtefactView(w io.Writer, style outputStyle, v *artefactView) {
 	_ = t.flush()
 
 	fmt.Fprintf(w, "\n%s\n", style.paint(colourBold, fmt.Sprintf("Payload (%d bytes)", len(a.Payload))))
-	payload := prettyPayload(a.Payload)
+	payload := termsafe.String(prettyPayload(a.Payload))
 	fmt.Fprint(w, payload)
 	if !strings.HasSuffix(payload, "\n") {
 		fmt.Fprintln(w)

@@ -12,9 +12,10 @@ import (
 
 func newInitCommand(app *App) *cobra.Command {
 	var force bool
+	var vaultPath string
 	var template string
 	cmd := &cobra.Command{
-		Use:   "init [--template default|coding] [--force]",
+		Use:   "init [--template default|coding] [--vault PATH] [--force]",
 		Short: "Create sett.yml and an example agent in the current directory",
 		Long: `Create, in the current directory, a sett.yml with two example agents (a writer
 and a reviewer) that 'sett up' runs as it is, and agents/hello/: a tiny tool
@@ -40,6 +41,11 @@ Existing files are never overwritten unless --force is given.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if vaultPath != "" {
+				if err := initVault(out, app.Dir, vaultPath, written); err != nil {
+					return err
+				}
+			}
 			fmt.Fprintf(out, "Created %s", strings.Join(written, ", "))
 			if ignored {
 				fmt.Fprintf(out, "; added %s to .gitignore", scaffold.GitignoreEntry)
@@ -75,6 +81,7 @@ Write your own agent: see agents/hello/README.md.
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault (SPEC §9) at this path and set vault.path in a new sett.yml")
 	cmd.Flags().StringVar(&template, "template", scaffold.TemplateDefault, "what to scaffold: default (writer and reviewer) or coding (planner, reviewer, coder, learner)")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -47,7 +48,7 @@ read — edit it there; this command prints the record Sett keeps in Redis.`,
 				fmt.Fprintln(out, oneLine(agentmemory.RenderLine(l)))
 			}
 			if w := agentmemory.Warning(len(ls)); w != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.String(w))
 			}
 			return nil
 		},

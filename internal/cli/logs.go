@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 func newLogsCommand(app *App) *cobra.Command {
@@ -27,20 +28,27 @@ new lines until interrupted; with --tail N, print only the last N lines.`,
 			}
 			rec, err := instance.Find(app.Workspace(), app.InstanceName())
 			if err != nil {
-				return err
+				return explainNoInstance(cmd.Context(), app, err)
 			}
 			rt, err := app.runtimeOfRecord(rec.Name, rec.Runtime)
 			if err != nil {
 				return err
 			}
+			// Logs carry tool output and payload text: escape it for the
+			// terminal like every other human output.
+			out := termsafe.NewWriter(cmd.OutOrStdout())
 			if tail == 0 {
-				return rt.Logs(cmd.Context(), rec, args[0], follow, cmd.OutOrStdout())
+				err = rt.Logs(cmd.Context(), rec, args[0], follow, out)
+			} else {
+				tw := newTailWriter(tail)
+				if err = rt.Logs(cmd.Context(), rec, args[0], false, tw); err == nil {
+					err = tw.Flush(out)
+				}
 			}
-			tw := newTailWriter(tail)
-			if err := rt.Logs(cmd.Context(), rec, args[0], false, tw); err != nil {
-				return err
+			if ferr := out.Flush(); err == nil {
+				err = ferr
 			}
-			return tw.Flush(cmd.OutOrStdout())
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until interrupted")

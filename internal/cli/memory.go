@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 // memoryView is what `sett memory -o json` prints.
@@ -85,10 +86,10 @@ memory.shared and memory.upstream.`,
 				return nil
 			}
 			if v.Shared != nil {
-				fmt.Fprintln(out, memory.RenderShared(*v.Shared))
+				fmt.Fprintln(out, termsafe.String(memory.RenderShared(*v.Shared)))
 			}
 			for _, agent := range sortedNames(v.Agents) {
-				fmt.Fprintln(out, memory.RenderAgentMemory(agent, v.Agents[agent]))
+				fmt.Fprintln(out, termsafe.String(memory.RenderAgentMemory(agent, v.Agents[agent])))
 			}
 			return nil
 		},

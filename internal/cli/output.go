@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 // colour is an SGR colour code. Every code is two digits so that each
@@ -53,8 +55,11 @@ func (s outputStyle) Now() time.Time {
 
 // paint wraps text in c when colour is on. With colour on, colourNone is
 // painted as the default colour so that the cell still has the same
-// invisible width as its coloured neighbours.
+// invisible width as its coloured neighbours. Text is escaped for the
+// terminal first (termsafe), so that a payload cannot smuggle its own
+// escape sequences in among the colours.
 func (s outputStyle) paint(c colour, text string) string {
+	text = termsafe.String(text)
 	if !s.color {
 		return text
 	}
@@ -105,12 +110,13 @@ func (t *table) row(cells ...cell) {
 // flush writes the table out.
 func (t *table) flush() error { return t.tw.Flush() }
 
-// oneLine replaces line breaks and tabs by spaces.
+// oneLine replaces line breaks and tabs by spaces and escapes every other
+// control character for the terminal (termsafe).
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\t\r\n") {
-		return s
+	if strings.ContainsAny(s, "\t\r\n") {
+		s = strings.Join(strings.Fields(s), " ")
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return termsafe.Line(s)
 }
 
 // ellipsis shortens s to at most n runes, marking the cut with "…".

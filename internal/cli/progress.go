@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/internal/termsafe"
 )
 
 // progressDetailMax bounds the detail shown on a live line, so that a
@@ -72,7 +73,7 @@ func (v *progressView) redraw() {
 // line renders one component: name, state, detail.
 func (v *progressView) line(p runtime.Progress, width int) string {
 	width = max(width, 12)
-	detail := p.Detail
+	detail := termsafe.Line(p.Detail)
 	if v.live {
 		detail = ellipsis(detail, progressDetailMax)
 	}

@@ -36,5 +36,6 @@ and audit every step with 'sett hoard'. Start an instance with 'sett up'.`,
 	addObservabilityCommands(root, app)
 	addHumanCommands(root, app)
 	addControlCommands(root, app)
+	root.AddCommand(newACLCmd(app))
 	return root
 }

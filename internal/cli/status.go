@@ -18,6 +18,7 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -160,7 +161,7 @@ func reportUnreachable(out io.Writer, style outputStyle, format string, r *statu
 	if format == "json" {
 		_ = writeJSONIndent(out, r)
 	} else {
-		fmt.Fprintf(out, "Instance   %s\nRedis      %s\n", cmp.Or(r.Instance, "?"), style.paint(colourRed, "unreachable"))
+		fmt.Fprintf(out, "Instance   %s\nRedis      %s\n", termsafe.Line(cmp.Or(r.Instance, "?")), style.paint(colourRed, "unreachable"))
 	}
 	return &ExitError{Code: ExitFailure, Err: err}
 }
@@ -460,7 +461,7 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 		_ = t.flush()
 	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "\n%s %s\n", style.paint(colourYellow, "warning:"), warn)
+		fmt.Fprintf(w, "\n%s %s\n", style.paint(colourYellow, "warning:"), termsafe.String(warn))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -74,17 +75,31 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	}
 	cfg.Instance = name
 	for _, w := range warnings {
-		fmt.Fprintln(errOut, "warning:", w)
+		fmt.Fprintln(errOut, "warning:", termsafe.String(w))
 	}
 	rt, err := app.runtimeFor(runtimeName)
 	if err != nil {
 		return err
 	}
+	if cfg.Vault.Enabled() {
+		if err := scaffoldVault(out, cfg.Vault.ResolvedPath(filepath.Dir(cfgPath))); err != nil {
+			return err
+		}
+	}
 
+	// Earlier versions kept instance records (with the Redis password) in
+	// the workspace, where tools can read them.
+	if moved, err := instance.MigrateLegacy(ws); err != nil {
+		return err
+	} else if len(moved) > 0 {
+		fmt.Fprintf(errOut, "note: moved %d instance record(s) out of the workspace (%s) into %s, where tools cannot read them through the workspace\n",
+			len(moved), filepath.Join(instance.SettDir(ws), "instances"), filepath.Join(instance.StateHome(), "instances"))
+	}
 	fmt.Fprintf(out, "Starting instance %s (%s runtime, %d agents) from %s\n", name, rt.Name(), len(cfg.Agents), cfgPath)
 	view := newProgressView(out, app.IsTTY, styleFor(app))
 	rec, err := rt.Up(cmd.Context(), runtime.UpSpec{
 		Name: name, Workspace: ws, ConfigPath: cfgPath, Config: cfg, Force: force, ProgressFunc: view.Update,
+		WarnFunc: func(w string) { fmt.Fprintln(errOut, "warning:", w) },
 	})
 	if err != nil {
 		return err
@@ -146,7 +161,7 @@ func printUpSummary(cmd *cobra.Command, rec *instance.Record, cfg *config.Config
 	}
 	fmt.Fprintf(out, "\nInstance %s is up (%s runtime): %s.\n", rec.Name, rec.Runtime, componentSummary(rec, cfg))
 	if u, err := url.Parse(rec.RedisURL); err == nil {
-		fmt.Fprintf(out, "  redis       %s (the password is in the instance record, .sett/instances/%s.json)\n", u.Host, rec.Name)
+		fmt.Fprintf(out, "  redis       %s (the password is in the instance record, %s)\n", u.Host, instance.RecordPath(rec.Workspace, rec.Name))
 	}
 	if rec.StateDir != "" {
 		fmt.Fprintf(out, "  state       %s\n", rec.StateDir)

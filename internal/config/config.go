@@ -34,6 +34,11 @@ type Config struct {
 	// Escalation is the optional hook run when a workflow is escalated.
 	Escalation EscalationConfig `yaml:"escalation"`
 
+	// Vault is the optional human-facing vault (SPEC §9).
+	Vault VaultConfig `yaml:"vault"`
+	// Retention bounds how much history Redis keeps (SPEC §4).
+	Retention RetentionConfig `yaml:"retention"`
+
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 
@@ -224,6 +229,9 @@ type ResourcesConfig struct {
 type ServicesConfig struct {
 	// Redis is the blackboard's Redis.
 	Redis RedisConfig `yaml:"redis"`
+	// Containers says how the Docker runtime runs the orchestrator and
+	// agent containers (user, pids limit, read-only root).
+	Containers ContainersConfig `yaml:"containers"`
 }
 
 // RedisConfig says which Redis the instance uses.
@@ -243,8 +251,28 @@ type RedisConfig struct {
 
 	// HashTag wraps the instance in a Redis Cluster hash tag so that all of
 	// an instance's keys live in one slot (sett:{instance}:...). Default
-	// false. Overridden by SETT_HASH_TAG.
+	// false, but true with a cluster (which refuses false). Overridden by
+	// SETT_HASH_TAG.
 	HashTag bool `yaml:"hash_tag"`
+
+	// Username is the ACL user for Redis AUTH. Empty: the URL's user, or
+	// the default user. Overridden by SETT_REDIS_USERNAME.
+	Username string `yaml:"username"`
+
+	// TLS, Sentinel and Cluster: see redis.go. At most one of URL,
+	// Sentinel and Cluster is set.
+	TLS      RedisTLSConfig      `yaml:"tls"`
+	Sentinel RedisSentinelConfig `yaml:"sentinel"`
+	Cluster  RedisClusterConfig  `yaml:"cluster"`
+
+	// WaitReplicas makes every blackboard write wait until that many
+	// replicas acknowledged it (Redis WAIT) and fail otherwise. Default 0
+	// (no waiting: what a failover can lose is bounded by the replication
+	// lag). Not supported with a cluster.
+	WaitReplicas int `yaml:"wait_replicas"`
+
+	// WaitTimeout bounds each WAIT. Default 1s.
+	WaitTimeout Duration `yaml:"wait_timeout"`
 }
 
 // BiddingStrategy is how an agent bids on a claim. Its values are the bids

@@ -91,10 +91,13 @@ func (c *Config) ApplyDefaults() {
 
 	c.Approvals.applyDefaults(c)
 	c.Escalation.applyDefaults(c)
+	c.Vault.applyDefaults(c)
+	c.Retention.applyDefaults(c)
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage
 	}
+	c.Services.Redis.applyDefaults(c, "services.redis")
 }
 
 // setDefault sets *v to def when it is zero and the file did not write it.

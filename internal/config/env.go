@@ -16,6 +16,10 @@ const (
 	EnvRedisURL = "SETT_REDIS_URL"
 	// EnvRedisPassword overrides services.redis.password.
 	EnvRedisPassword = "SETT_REDIS_PASSWORD"
+	// EnvRedisUsername overrides services.redis.username (the ACL user).
+	EnvRedisUsername = "SETT_REDIS_USERNAME"
+	// EnvRedisSentinelPassword overrides services.redis.sentinel.password.
+	EnvRedisSentinelPassword = "SETT_REDIS_SENTINEL_PASSWORD"
 	// EnvHashTag overrides services.redis.hash_tag: true, false, 1 or 0
 	// (case-insensitive).
 	EnvHashTag = "SETT_HASH_TAG"
@@ -58,6 +62,14 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	if v, ok := get(EnvRedisPassword); ok {
 		next.Services.Redis.Password = v
 		overridden = append(overridden, "services.redis.password")
+	}
+	if v, ok := get(EnvRedisUsername); ok {
+		next.Services.Redis.Username = v
+		overridden = append(overridden, "services.redis.username")
+	}
+	if v, ok := get(EnvRedisSentinelPassword); ok {
+		next.Services.Redis.Sentinel.Password = v
+		overridden = append(overridden, "services.redis.sentinel.password")
 	}
 	if v, ok := get(EnvHashTag); ok {
 		overridden = append(overridden, "services.redis.hash_tag")

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -121,7 +122,7 @@ func TestApplyEnvErrors(t *testing.T) {
 			if tt.notInMsg != "" && strings.Contains(err.Error(), tt.notInMsg) {
 				t.Errorf("error repeats a secret: %s", err)
 			}
-			if cfg.Instance != before.Instance || cfg.Services.Redis != before.Services.Redis {
+			if cfg.Instance != before.Instance || !reflect.DeepEqual(cfg.Services.Redis, before.Services.Redis) {
 				t.Errorf("a failed ApplyEnv changed the Config")
 			}
 		})

@@ -79,6 +79,11 @@ func TestExampleFile(t *testing.T) {
 		{"reviewer retry of a review grant", cfg.Agents["reviewer"].Retry.Policy(true).MaxAttempts, retrypolicy.ReviewerMaxAttempts},
 		{"escalation timeout", cfg.Escalation.Timeout, DefaultEscalationTimeout},
 		{"escalation command", len(cfg.Escalation.Command), 0},
+		{"retention", cfg.Retention, RetentionConfig{
+			Workflows: DefaultRetentionWorkflows, EventsMaxLen: DefaultRetentionEventsMaxLen,
+			EventsMaxAge: DefaultRetentionEventsMaxAge, ConsumerIdle: DefaultRetentionConsumerIdle,
+			Interval: DefaultRetentionInterval, Batch: DefaultRetentionBatch,
+		}},
 	}
 	for _, d := range defaults {
 		if d.got != d.want {

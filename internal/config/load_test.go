@@ -52,7 +52,7 @@ func TestParseUnknownKeys(t *testing.T) {
 			data:     withLines(`services:`, `  redis:`, `    host: localhost`),
 			wantPath: "services.redis.host",
 			wantLine: 7,
-			wantMsg:  `sett.yml:7: unknown key "host" in services.redis (known keys: image, url, password, hash_tag)`,
+			wantMsg:  `sett.yml:7: unknown key "host" in services.redis (known keys: image, url, password, hash_tag, username, tls, sentinel, cluster, wait_replicas, wait_timeout)`,
 		},
 		{
 			name:     "name is not a key of an agent",

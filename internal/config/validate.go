@@ -88,7 +88,10 @@ func (c *Config) Validate() error {
 
 	c.Approvals.validate(v, c)
 	c.Escalation.validate(v)
+	c.Vault.validate(v)
+	c.Retention.validate(v)
 	c.Services.Redis.validate(v, "services.redis")
+	c.Services.Containers.validate(v, "services.containers")
 
 	if len(v.errs) == 0 {
 		return nil
@@ -200,6 +203,7 @@ func (r *RedisConfig) validate(v *validator, p string) {
 			v.addf(p+".url", "%s", msg)
 		}
 	}
+	r.validateTopology(v, p)
 }
 
 // Warnings returns sentences about settings that are valid but probably

@@ -233,3 +233,22 @@ func TestReservedAgentNames(t *testing.T) {
 		}
 	}
 }
+
+func TestServicesContainersValidation(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"root user", `user: "0:0"`, "services.containers.user"},
+		{"named user", `user: "nobody"`, "not a numeric user"},
+		{"pids below -1", `pids_limit: -2`, "services.containers.pids_limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := "version: \"1.0\"\nagents:\n  a: {command: [x]}\nservices:\n  containers: {" + tc.yaml + "}\n"
+			cfg, _, err := Parse([]byte(yaml), "sett.yml")
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}

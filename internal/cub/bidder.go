@@ -72,7 +72,8 @@ func (b *Bidder) fromScript(ctx context.Context, req blackboard.InboxMessage) (b
 		return "", false
 	}
 	res := b.RunFunc(ctx, tool.Spec{Command: b.set.BidScript, Dir: b.set.Workspace, Env: b.env, Stdin: in,
-		Timeout: b.set.BidScriptTimeout, MaxStdout: 64 << 10, MaxStderr: 64 << 10})
+		Timeout: b.set.BidScriptTimeout, MaxStdout: 64 << 10, MaxStderr: 64 << 10,
+		Ledger: b.set.ToolLedger, Sandbox: b.set.Sandbox})
 	log := b.log.With().Str("claim_id", req.ClaimID).Logger()
 	if len(res.Stderr) > 0 {
 		log.Info().Str("stderr", string(res.Stderr)).Msg("bid_script stderr")

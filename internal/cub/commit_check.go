@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/settdev/sett/internal/tool"
 )
 
 // CommitType is the artefact type whose payload must name a commit of the
@@ -21,14 +23,14 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 func CheckCommit(ctx context.Context, dir, payload string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
+	if err := tool.RunTracked(exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir")); err != nil {
 		return nil // not a repository (or no git): nothing to validate against
 	}
 	hash := strings.TrimSpace(payload)
 	if !commitPattern.MatchString(hash) {
 		return fmt.Errorf("a %s artefact must carry a commit hash (7-64 lowercase hex digits), got %q", CommitType, truncate(hash, 80))
 	}
-	if err := exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "-e", hash+"^{commit}").Run(); err != nil {
+	if err := tool.RunTracked(exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "-e", hash+"^{commit}")); err != nil {
 		return fmt.Errorf("a %s artefact names commit %s, which does not exist in the workspace repository", CommitType, hash)
 	}
 	return nil

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/writeretry"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -69,20 +71,15 @@ func (c *Cub) Ready(ctx context.Context) error {
 func (c *Cub) Run(ctx context.Context) error {
 	reg := blackboard.Registration{Name: c.set.Agent, Role: c.set.Role, Consumes: c.set.Consumes,
 		Strategy: c.set.Strategy, Consumer: c.set.Consumer, Version: Version, StartedAtMs: time.Now().UnixMilli()}
-	for attempt := 0; ; attempt++ {
-		err := c.bb.RegisterAgent(ctx, reg, c.set.HeartbeatTTL)
-		if err == nil {
-			break
-		}
+	if err := writeretry.Until(ctx, time.Time{}, func(ctx context.Context) error {
+		return c.bb.RegisterAgent(ctx, reg, c.set.HeartbeatTTL)
+	}, func(err error, wait time.Duration) {
+		c.log.Warn().Err(err).Dur("wait", wait).Msg("registering the agent failed; retrying")
+	}); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		c.log.Warn().Err(err).Msg("registering the agent failed; retrying")
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff(attempt)):
-		}
+		return err
 	}
 	c.keeper.Beat(ctx)
 	close(c.regDone)
@@ -103,17 +100,19 @@ func (c *Cub) Run(ctx context.Context) error {
 // Pub/sub is only a doorbell: without it the next beat finds the lease
 // gone all the same, a beat period later.
 func (c *Cub) watchWithdrawals(ctx context.Context) {
-	for attempt := 0; ctx.Err() == nil; attempt++ {
+	bo := backoff.NewExponentialBackOff()
+	bo.MaxInterval, bo.MaxElapsedTime = 5*time.Second, 0
+	for ctx.Err() == nil {
 		sub, err := c.bb.Subscribe(ctx, c.bb.Keys().AgentEvents(c.set.Agent))
 		if err != nil {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(backoff(attempt)):
+			case <-time.After(bo.NextBackOff()):
 			}
 			continue
 		}
-		attempt = 0
+		bo.Reset()
 		c.serveWithdrawals(ctx, sub)
 		_ = sub.Close()
 	}

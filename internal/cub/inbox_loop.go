@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/writeretry"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -184,6 +185,13 @@ func (l *InboxLoop) readFailed(ctx context.Context, what string, err error) {
 	}
 }
 
+// entryKey names an inbox entry among those in flight. Bid requests and
+// grants live in two streams whose ids are independent: a claim's bid
+// request and another claim's grant written in the same millisecond get
+// the same stream id, so the id alone would make one of them look already
+// in flight and leave it to the slow reclaim.
+func entryKey(e blackboard.InboxEntry) string { return string(e.Kind) + "|" + e.StreamID }
+
 // track marks an entry in flight; false when it already is (a pending
 // entry seen again by a reclaim).
 func (l *InboxLoop) track(id string) bool {
@@ -205,13 +213,13 @@ func (l *InboxLoop) untrack(id string) {
 // handleBid answers a bid request in its own goroutine; the bid script
 // acknowledges the request in the same step.
 func (l *InboxLoop) handleBid(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
-	if !l.track(e.StreamID) {
+	if !l.track(entryKey(e)) {
 		return
 	}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		defer l.untrack(e.StreamID)
+		defer l.untrack(entryKey(e))
 		if e.Kind != blackboard.MessageBidRequest {
 			l.log.Warn().Str("kind", string(e.Kind)).Str("stream_id", e.StreamID).Msg("unknown inbox entry; dropping it")
 			if err := inbox.DoneBids(context.WithoutCancel(ctx), e.StreamID); err != nil {
@@ -243,7 +251,7 @@ func (l *InboxLoop) queueGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 // startGrant runs grant e in its own goroutine; the caller holds one slot
 // for it, which the goroutine releases.
 func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
-	if !l.track(e.StreamID) {
+	if !l.track(entryKey(e)) {
 		<-l.slots
 		return
 	}
@@ -251,7 +259,7 @@ func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 	go func() {
 		defer l.wg.Done()
 		defer func() { <-l.slots }()
-		defer l.untrack(e.StreamID)
+		defer l.untrack(entryKey(e))
 		if l.grant(ctx, e, time.Now()) == Dropped {
 			failpoint.Hit("cub-entry-done")
 			if err := inbox.DoneGrants(context.WithoutCancel(ctx), e.StreamID); err != nil {
@@ -270,8 +278,15 @@ func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) {
 		return
 	}
 	bid, why := l.bidder.Decide(ctx, req.InboxMessage)
-	err := l.bb.AnswerBidRequest(ctx, req, bid)
 	log := l.log.With().Str("claim_id", req.ClaimID).Str("bid", string(bid)).Str("why", why).Logger()
+	// Retried in place until the bid deadline: a Redis blip must not turn
+	// the bid into a silent ignore (the reclaim comes long after it).
+	err := writeretry.Until(ctx, l.bidDeadline(req), func(ctx context.Context) error {
+		return l.bb.AnswerBidRequest(ctx, req, bid)
+	}, func(err error, wait time.Duration) {
+		l.m.WriteRetries.WithLabelValues("bid").Inc()
+		log.Warn().Err(err).Dur("wait", wait).Msg("submitting the bid failed; retrying until the bid deadline")
+	})
 	switch {
 	case err == nil:
 		l.m.Bids.WithLabelValues(string(bid)).Inc()
@@ -290,6 +305,25 @@ func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) {
 	failpoint.Hit("cub-entry-done")
 }
 
+// bidDeadline is when a bid on req stops mattering: the request's
+// delivery (its stream id is the server clock) plus the bid timeout. A
+// request read late still gets a second of attempts, so that its answer
+// (counted as ignore by then) acknowledges it.
+func (l *InboxLoop) bidDeadline(req blackboard.InboxEntry) time.Time {
+	deadline := time.Now().Add(l.set.BidTimeout)
+	if ms, ok := blackboard.StreamIDTime(req.StreamID); ok {
+		deadline = ms.Add(l.set.BidTimeout)
+	}
+	return later(deadline, time.Now().Add(time.Second))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // grant takes the lease (reading the claim, target and workflow in the
 // same round trip) and runs the grant; the caller holds its slot.
 func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt time.Time) Outcome {
@@ -297,7 +331,17 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	if l.keeper.Holding(g.ClaimID) {
 		return Retry // this cub already works on the claim under a lease
 	}
-	view, err := l.bb.TakeGrant(ctx, g.InboxMessage, l.set.Consumer, l.set.LeaseTTL)
+	// Retried in place for a lease period: the orchestrator's lease check
+	// counts from the delivery, so a grant taken later is lost anyway.
+	var view *blackboard.GrantView
+	err := writeretry.Until(ctx, readAt.Add(l.set.LeaseTTL), func(ctx context.Context) error {
+		var err error
+		view, err = l.bb.TakeGrant(ctx, g.InboxMessage, l.set.Consumer, l.set.LeaseTTL)
+		return err
+	}, func(err error, wait time.Duration) {
+		l.m.WriteRetries.WithLabelValues("grant").Inc()
+		log.Warn().Err(err).Dur("wait", wait).Msg("taking the grant failed; retrying")
+	})
 	switch {
 	case err == nil:
 	case errors.Is(err, blackboard.ErrStaleGrant):

@@ -1,47 +1,46 @@
 package cub
 
-import "github.com/prometheus/client_golang/prometheus"
+import "github.com/settdev/sett/internal/metrics"
 
 // Metrics are the cub's Prometheus series; labels hold only small fixed
 // sets, never claim or artefact ids.
 type Metrics struct {
-	Bids         *prometheus.CounterVec   // bid
-	Grants       *prometheus.CounterVec   // kind: review|claim|exclusive|feedback
-	GrantsQueued prometheus.Gauge         // grants leased but waiting for a worker slot
-	ToolsRunning prometheus.Gauge         // tools running now
-	ToolDuration *prometheus.HistogramVec // outcome: ok|failure kind
-	ToolExits    *prometheus.CounterVec   // outcome
-	StartLatency prometheus.Histogram     // grant read from the inbox → tool process started
-	LeasesLost   prometheus.Counter
-	Artefacts    *prometheus.CounterVec // structural_type written
+	Bids         *metrics.CounterVec   // bid
+	Grants       *metrics.CounterVec   // kind: review|claim|exclusive|feedback
+	GrantsQueued *metrics.Gauge        // grants leased but waiting for a worker slot
+	ToolsRunning *metrics.Gauge        // tools running now
+	ToolDuration *metrics.HistogramVec // outcome: ok|failure kind
+	ToolExits    *metrics.CounterVec   // outcome
+	StartLatency *metrics.Histogram    // grant read from the inbox → tool process started
+	LeasesLost   *metrics.Counter
+	Artefacts    *metrics.CounterVec // structural_type written
+	WriteRetries *metrics.CounterVec // write: bid|grant|result
 }
 
 // NewMetrics creates and registers the series on reg (nil: unregistered).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+func NewMetrics(reg *metrics.Registry) *Metrics {
 	lat := []float64{.001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 600, 1800}
 	m := &Metrics{
-		Bids: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "bids_total", Help: "Bids submitted, by bid."}, []string{"bid"}),
-		Grants: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "grants_total", Help: "Grants received and leased, by kind."}, []string{"kind"}),
-		GrantsQueued: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "cub",
+		Bids: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "bids_total", Help: "Bids submitted, by bid."}, "bid"),
+		Grants: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "grants_total", Help: "Grants received and leased, by kind."}, "kind"),
+		GrantsQueued: reg.NewGauge(metrics.Opts{Namespace: "sett", Subsystem: "cub",
 			Name: "grants_queued", Help: "Leased grants waiting for a free worker slot."}),
-		ToolsRunning: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sett", Subsystem: "cub",
+		ToolsRunning: reg.NewGauge(metrics.Opts{Namespace: "sett", Subsystem: "cub",
 			Name: "tools_running", Help: "Tool processes running now."}),
-		ToolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "tool_duration_seconds", Help: "Tool run time, by outcome.", Buckets: lat}, []string{"outcome"}),
-		ToolExits: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "tool_runs_total", Help: "Tool runs, by outcome (ok or the failure kind)."}, []string{"outcome"}),
-		StartLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "grant_to_start_seconds", Help: "Time from reading a grant to starting its tool.", Buckets: lat}),
-		LeasesLost: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
+		ToolDuration: reg.NewHistogramVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "tool_duration_seconds", Help: "Tool run time, by outcome."}, lat, "outcome"),
+		ToolExits: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "tool_runs_total", Help: "Tool runs, by outcome (ok or the failure kind)."}, "outcome"),
+		StartLatency: reg.NewHistogram(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "grant_to_start_seconds", Help: "Time from reading a grant to starting its tool."}, lat),
+		LeasesLost: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "cub",
 			Name: "leases_lost_total", Help: "Work leases found lost while the grant was held."}),
-		Artefacts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sett", Subsystem: "cub",
-			Name: "artefacts_written_total", Help: "Artefacts written, by structural type."}, []string{"structural_type"}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.Bids, m.Grants, m.GrantsQueued, m.ToolsRunning, m.ToolDuration, m.ToolExits,
-			m.StartLatency, m.LeasesLost, m.Artefacts)
+		Artefacts: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "artefacts_written_total", Help: "Artefacts written, by structural type."}, "structural_type"),
+		WriteRetries: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
+			Name: "write_retries_total", Help: "Failed Redis writes retried in place, by write."}, "write"),
 	}
 	return m
 }

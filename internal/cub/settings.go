@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/tool"
 )
 
 // Settings is one agent's configuration as the cub needs it, with
@@ -37,9 +38,20 @@ type Settings struct {
 	ContextDepth int
 	LeaseTTL     time.Duration
 	HeartbeatTTL time.Duration
+	// BidTimeout is the orchestrator's bid_timeout: a bid write is retried
+	// until the request's bid deadline (its delivery plus this). Zero
+	// means 5s.
+	BidTimeout time.Duration
 	// Consumer names this cub in the inbox consumer group; keep it stable
 	// across restarts so unfinished entries come back.
 	Consumer string
+	// WorkspaceReadOnly is set for an agent with workspace.mode ro; only
+	// a Sandbox (or a container) enforces it.
+	WorkspaceReadOnly bool
+	// ToolLedger records running tools for the next cub (nil: none).
+	ToolLedger *tool.Ledger
+	// Sandbox, when set, starts every tool in private namespaces.
+	Sandbox *tool.Sandbox
 }
 
 // SettingsFrom builds Settings for agent from a validated config.
@@ -67,7 +79,9 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		MaxPayload:        int(c.Orchestrator.MaxPayloadBytes.Int64()),
 		LeaseTTL:          c.Orchestrator.LeaseTTL.Std(),
 		HeartbeatTTL:      c.Orchestrator.AgentHeartbeatTTL.Std(),
+		BidTimeout:        c.Orchestrator.BidTimeout.Std(),
 		Consumer:          consumer,
+		WorkspaceReadOnly: a.Workspace.Mode != config.WorkspaceReadWrite,
 	}, true
 }
 
@@ -101,6 +115,9 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.HeartbeatTTL <= 0 {
 		s.HeartbeatTTL = 10 * time.Second
+	}
+	if s.BidTimeout <= 0 {
+		s.BidTimeout = 5 * time.Second
 	}
 	if s.Consumer == "" {
 		s.Consumer = s.Agent

@@ -17,6 +17,7 @@ import (
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
+	"github.com/settdev/sett/internal/writeretry"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -132,7 +133,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace}
+		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
+		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")
@@ -380,8 +382,15 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 // as invalid becomes a Failure; transient errors are retried while the
 // lease is held.
 func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackboard.GrantView, g blackboard.InboxEntry, art *blackboard.Artefact, res tool.Result) (Outcome, error) {
-	for attempt := 0; ; attempt++ {
-		err := w.bb.CreateArtefact(ctx, art, blackboard.WriteAuth{GrantToken: g.Token, InboxEntry: g.StreamID})
+	for {
+		// Retried in place until the lease ends (ctx is cancelled when the
+		// keeper finds it lost): the work is done and worth keeping.
+		err := writeretry.Until(ctx, time.Time{}, func(ctx context.Context) error {
+			return w.bb.CreateArtefact(ctx, art, blackboard.WriteAuth{GrantToken: g.Token, InboxEntry: g.StreamID})
+		}, func(err error, wait time.Duration) {
+			w.m.WriteRetries.WithLabelValues("result").Inc()
+			log.Warn().Err(err).Dur("wait", wait).Msg("writing the result failed; retrying while the lease lives")
+		})
 		switch {
 		case err == nil:
 			w.m.Artefacts.WithLabelValues(string(art.StructuralType)).Inc()
@@ -406,23 +415,7 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 			art = w.failure(view, g.InboxMessage, failureInfo{kind: "rejected_result", detail: err.Error(), exitCode: res.ExitCode},
 				tool.FailureReport(res, w.set.Command))
 			continue
-		case ctx.Err() != nil:
-			return Retry, ctx.Err()
 		}
-		log.Warn().Err(err).Int("attempt", attempt+1).Msg("writing the result failed; retrying")
-		select {
-		case <-ctx.Done():
-			return Retry, ctx.Err()
-		case <-time.After(backoff(attempt)):
-		}
+		return Retry, err
 	}
-}
-
-// backoff is the wait before retry n: 100ms doubling to at most 5s.
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << min(n, 6)
-	if d > 5*time.Second {
-		d = 5 * time.Second
-	}
-	return d
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/observability"
+	"github.com/settdev/sett/internal/redisconn"
+	"github.com/settdev/sett/internal/secretfd"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -61,7 +63,13 @@ func (c *common) load() (*config.Config, []string, error) {
 	if err != nil {
 		return nil, nil, &UsageError{err}
 	}
-	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+	// Secrets handed over on a pipe (the local runtime) take the place of
+	// environment variables, which tools could read in /proc.
+	secrets, err := secretfd.Read(os.LookupEnv)
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	if err := cfg.ApplyEnv(secretfd.LookupEnv(secrets, os.LookupEnv)); err != nil {
 		return nil, nil, &UsageError{err}
 	}
 	if c.instance != "" {
@@ -76,8 +84,8 @@ func (c *common) load() (*config.Config, []string, error) {
 	if cfg.Instance == "" {
 		return nil, nil, &UsageError{errors.New("no instance name: pass --instance, set SETT_INSTANCE, or set instance in sett.yml")}
 	}
-	if cfg.Services.Redis.URL == "" {
-		return nil, nil, &UsageError{errors.New("no Redis URL: pass --redis-url, set SETT_REDIS_URL, or set services.redis.url in sett.yml")}
+	if !cfg.Services.Redis.External() {
+		return nil, nil, &UsageError{errors.New("no Redis URL: pass --redis-url, set SETT_REDIS_URL, or set services.redis.url (or sentinel, or cluster) in sett.yml")}
 	}
 	return cfg, warnings, nil
 }
@@ -93,12 +101,15 @@ func (c *common) logger(out io.Writer, component, instance string) (zerolog.Logg
 // connect dials Redis, retrying with backoff for up to wait: in a stack the
 // daemons may start before Redis accepts connections.
 func connect(ctx context.Context, cfg *config.Config, log zerolog.Logger, wait time.Duration) (*blackboard.Client, error) {
-	opts := blackboard.Options{Instance: cfg.Instance, HashTag: cfg.Services.Redis.HashTag,
-		MaxPayloadBytes: int(cfg.Orchestrator.MaxPayloadBytes.Int64())}
+	opts := redisconn.Options(cfg)
+	conn, err := redisconn.Conn(cfg.Services.Redis, "")
+	if err != nil {
+		return nil, &UsageError{err}
+	}
 	deadline := time.Now().Add(wait)
 	delay := 100 * time.Millisecond
 	for {
-		bb, err := blackboard.Dial(ctx, cfg.Services.Redis.ConnectURL(), opts)
+		bb, err := blackboard.DialConn(ctx, conn, opts)
 		if err == nil {
 			return bb, nil
 		}

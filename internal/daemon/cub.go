@@ -12,6 +12,7 @@ import (
 
 	"github.com/settdev/sett/internal/cub"
 	"github.com/settdev/sett/internal/observability"
+	"github.com/settdev/sett/internal/tool"
 )
 
 var errNotStarted = errors.New("not started yet")
@@ -58,6 +59,9 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	for _, w := range warnings {
 		log.Warn().Str("config", c.configPath).Msg(w)
 	}
+	if err := isolateTools(ctx, &set, log); err != nil {
+		return err
+	}
 	srv := observability.NewServer(c.httpAddr)
 	if err := srv.Listen(); err != nil {
 		return err
@@ -76,6 +80,12 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
+	if os.Getpid() == 1 {
+		// PID 1 of a container adopts every orphan: reap them, or their
+		// zombies pile up against the pids limit.
+		wg.Add(1)
+		go func() { defer wg.Done(); tool.ReapOrphans(ctx) }()
+	}
 	err = cb.Run(ctx)
 	wg.Wait()
 	log.Info().Msg("cub stopped")

@@ -3,13 +3,17 @@ package daemon
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/orchestrator"
+	"github.com/settdev/sett/internal/vault"
 )
 
 // RunOrchestrator runs the orchestrator daemon with command-line args
@@ -19,20 +23,30 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	fs := flag.NewFlagSet("sett-orchestrator", flag.ContinueOnError)
 	fs.SetOutput(logOut)
 	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
-	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "name of this orchestrator for the leader lease (default: host-pid-random)")
+	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "stable identity of this orchestrator for the leader lease; a restart with the same id takes over at once, so no two live orchestrators may share one (default: <host>/<slot>, unique among live processes on this host)")
 	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
 	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
 		return &UsageError{err}
 	}
+	if err := hideEnvironment(); err != nil {
+		return fmt.Errorf("orchestrator: hide the environment: %w", err)
+	}
+	if strings.Contains(*id, "#") {
+		return &UsageError{fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
+	}
 	cfg, warnings, err := c.load()
 	if err != nil {
 		return err
 	}
-	log, err := c.logger(logOut, "orchestrator", cfg.Instance)
+	// The orchestrator's services each log as their own component, so
+	// they get a base logger without one; the daemon's own lines are the
+	// "orchestrator" component.
+	base, err := c.logger(logOut, "", cfg.Instance)
 	if err != nil {
 		return err
 	}
+	log := base.With().Str("component", "orchestrator").Logger()
 	for _, w := range warnings {
 		log.Warn().Str("config", c.configPath).Msg(w)
 	}
@@ -55,7 +69,23 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
 	}
-	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), log, *id)
+	if vp := vaultPath(cfg, c.configPath); vp != "" {
+		br := vault.NewBridge(bb, vault.OptionsFrom(cfg, vp), base)
+		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
+		set.VaultManagesToolMemory = true
+		set.StopDirs = append(set.StopDirs, vp)
+		log.Info().Str("vault", vp).Msg("vault configured; the leader mirrors it")
+	}
+	identity := *id
+	if identity == "" {
+		var release func()
+		identity, release = orchestratorIdentity(os.TempDir(), cfg.Instance)
+		defer release()
+		if identity == "" {
+			log.Warn().Str("dir", os.TempDir()).Msg("no orchestrator identity lock to be had: a restart waits for the leader lease to expire")
+		}
+	}
+	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), base, identity)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {
 		if !o.Started() {

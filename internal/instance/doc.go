@@ -2,8 +2,10 @@
 // that later commands (forage, hoard, watch, status, down, logs) find an
 // instance's Redis from the current directory without flags.
 //
-// A record lives at <workspace>/.sett/instances/<name>.json (mode 0600: it
-// holds the Redis password), and a pointer to it at
-// $XDG_STATE_HOME/sett/instances/<name>.json (default ~/.local/state) so
-// that `sett list` sees instances of every workspace.
+// A record holds the Redis password, so it lives outside every workspace,
+// where tools run: at $XDG_STATE_HOME/sett/instances/<name>-<hash>.json
+// (default ~/.local/state; directory 0700, file 0600), keyed by the
+// instance name and a hash of the workspace. Records that earlier versions
+// kept in <workspace>/.sett/instances are still read, and MigrateLegacy
+// moves them out.
 package instance

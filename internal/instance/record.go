@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,14 +53,19 @@ type Record struct {
 	Components    map[string]Component `json:"components,omitempty"`
 }
 
-// SettDir is the workspace's private directory.
+// SettDir is the workspace's legacy private directory. Earlier versions
+// kept instance records and local state in it, where every tool could read
+// the Redis password; records found there are read and moved to the state
+// home (see MigrateLegacy).
 func SettDir(workspace string) string { return filepath.Join(workspace, ".sett") }
 
-func recordPath(workspace, name string) string {
+// legacyRecordPath is where earlier versions kept the record.
+func legacyRecordPath(workspace, name string) string {
 	return filepath.Join(SettDir(workspace), "instances", name+".json")
 }
 
-// pointer is the user-level index entry of an instance.
+// pointer is the user-level index entry that earlier versions wrote next to
+// a legacy record.
 type pointer struct {
 	Name      string `json:"name"`
 	Runtime   string `json:"runtime"`
@@ -66,27 +73,43 @@ type pointer struct {
 }
 
 // StateHome is the user-level state directory ($XDG_STATE_HOME/sett, or
-// ~/.local/state/sett).
+// ~/.local/state/sett). It holds the instance records and each runtime's
+// per-instance state, outside every workspace, with mode 0700.
 func StateHome() string {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "sett")
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return filepath.Join(os.TempDir(), "sett-state")
+		return filepath.Join(os.TempDir(), "sett-state-"+strconv.Itoa(os.Getuid()))
 	}
 	return filepath.Join(home, ".local", "state", "sett")
 }
 
-// pointerPath is the user-level index entry of the instance name of
-// workspace. The file name carries a hash of the workspace as well as the
-// name: two workspaces may each run an instance of the same name (each
-// local instance has its own Redis), and neither may overwrite or remove
-// the other's entry.
-func pointerPath(workspace, name string) string {
+// Key names the instance name of workspace in the state home: the name
+// plus a hash of the workspace, so that two workspaces may each run an
+// instance of the same name (each local instance has its own Redis) and
+// neither overwrites or removes the other's files.
+func Key(workspace, name string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
-	return filepath.Join(StateHome(), "instances", name+"-"+hex.EncodeToString(sum[:4])+".json")
+	return name + "-" + hex.EncodeToString(sum[:4])
 }
+
+// StatePath is a path under the state home for the instance name of
+// workspace: StateHome()/<kind>/<Key>.
+func StatePath(kind, workspace, name string) string {
+	return filepath.Join(StateHome(), kind, Key(workspace, name))
+}
+
+// recordPath is where the record lives: in the state home, keyed by name
+// and workspace.
+func recordPath(workspace, name string) string {
+	return StatePath("instances", workspace, name) + ".json"
+}
+
+// RecordPath is the file that holds the record of the instance name of
+// workspace.
+func RecordPath(workspace, name string) string { return recordPath(workspace, name) }
 
 // legacyPointerPath is where records saved by earlier versions kept their
 // pointer (by name only); Remove still deletes it when it points to the
@@ -95,8 +118,8 @@ func legacyPointerPath(name string) string {
 	return filepath.Join(StateHome(), "instances", name+".json")
 }
 
-// Save writes the record (atomically, mode 0600) and its user-level
-// pointer.
+// Save writes the record (atomically, mode 0600, in a 0700 directory of
+// the state home) and removes a legacy record of the workspace.
 func Save(r *Record) error {
 	if r.Name == "" || r.Workspace == "" {
 		return errors.New("instance: a record needs a name and a workspace")
@@ -104,13 +127,21 @@ func Save(r *Record) error {
 	if err := writeJSON(recordPath(r.Workspace, r.Name), r); err != nil {
 		return err
 	}
-	return writeJSON(pointerPath(r.Workspace, r.Name), pointer{Name: r.Name, Runtime: r.Runtime, Workspace: r.Workspace})
+	// The state home may predate this version with a wider mode.
+	if err := os.Chmod(StateHome(), 0o700); err != nil {
+		return fmt.Errorf("instance: %w", err)
+	}
+	if err := os.Remove(legacyRecordPath(r.Workspace, r.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("instance: remove the legacy record: %w", err)
+	}
+	return nil
 }
 
-// Remove deletes the record and its pointer; missing files are fine. It
-// never touches the pointer of a same-named instance of another workspace.
+// Remove deletes the record (and a legacy record or pointer of the same
+// workspace); missing files are fine. It never touches the files of a
+// same-named instance of another workspace.
 func Remove(workspace, name string) error {
-	paths := []string{recordPath(workspace, name), pointerPath(workspace, name)}
+	paths := []string{recordPath(workspace, name), legacyRecordPath(workspace, name)}
 	if p, ok := readPointer(legacyPointerPath(name)); ok && filepath.Clean(p.Workspace) == filepath.Clean(workspace) {
 		paths = append(paths, legacyPointerPath(name))
 	}
@@ -136,52 +167,122 @@ func readPointer(path string) (pointer, bool) {
 	return p, true
 }
 
-// Load reads the record of name in workspace. Errors wrap ErrNoInstance
-// when it does not exist.
-func Load(workspace, name string) (*Record, error) {
-	b, err := os.ReadFile(recordPath(workspace, name))
+// readRecord reads one record file. A file that is only a pointer (written
+// by an earlier version at the same path) is not a record: ok is false.
+func readRecord(path string) (r *Record, ok bool, err error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w (no instance %q in %s)", ErrNoInstance, name, workspace)
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("instance: read %s: %w", name, err)
+		return nil, false, fmt.Errorf("instance: read %s: %w", path, err)
 	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("instance: %s is corrupt (%v): remove it or run `sett up` again", recordPath(workspace, name), err)
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, false, fmt.Errorf("instance: %s is corrupt (%v): remove it or run `sett up` again", path, err)
 	}
-	return &r, nil
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(b, &keys) == nil {
+		if _, isRecord := keys["created_at"]; !isRecord {
+			return nil, false, nil // a pointer: records always carry created_at
+		}
+	}
+	return &rec, true, nil
 }
 
-// InWorkspace lists the records of a workspace, sorted by name.
-func InWorkspace(workspace string) ([]*Record, error) {
-	entries, err := os.ReadDir(filepath.Join(SettDir(workspace), "instances"))
+// Load reads the record of name in workspace: from the state home, else
+// from the workspace's legacy .sett directory. Errors wrap ErrNoInstance
+// when it does not exist.
+func Load(workspace, name string) (*Record, error) {
+	for _, p := range []string{recordPath(workspace, name), legacyRecordPath(workspace, name)} {
+		r, ok, err := readRecord(p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("%w (no instance %q in %s)", ErrNoInstance, name, workspace)
+}
+
+// MigrateLegacy moves the records that earlier versions kept in
+// <workspace>/.sett/instances into the state home, where tools cannot
+// reach them through the workspace, and returns the paths it moved. A
+// record already present in the state home wins; the legacy copy is
+// removed either way.
+func MigrateLegacy(workspace string) ([]string, error) {
+	dir := filepath.Join(SettDir(workspace), "instances")
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("instance: list %s: %w", workspace, err)
+		return nil, fmt.Errorf("instance: list %s: %w", dir, err)
 	}
-	var out []*Record
+	var moved []string
 	for _, e := range entries {
-		name := e.Name()
-		if filepath.Ext(name) != ".json" {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") {
 			continue
 		}
-		r, err := Load(workspace, name[:len(name)-len(".json")])
+		legacy := filepath.Join(dir, e.Name())
+		r, ok, err := readRecord(legacy)
+		if err != nil || !ok {
+			continue
+		}
+		if _, ok, _ := readRecord(recordPath(workspace, name)); !ok {
+			r.Workspace = workspace
+			if err := writeJSON(recordPath(workspace, name), r); err != nil {
+				return moved, err
+			}
+		}
+		if err := os.Remove(legacy); err != nil {
+			return moved, fmt.Errorf("instance: remove %s: %w", legacy, err)
+		}
+		moved = append(moved, legacy)
+	}
+	return moved, nil
+}
+
+// InWorkspace lists the records of a workspace, sorted by name.
+func InWorkspace(workspace string) ([]*Record, error) {
+	all, err := All()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	seen := map[string]bool{}
+	for _, r := range all {
+		if filepath.Clean(r.Workspace) == filepath.Clean(workspace) {
+			out = append(out, r)
+			seen[r.Name] = true
+		}
+	}
+	// Legacy records nobody migrated yet.
+	entries, _ := os.ReadDir(filepath.Join(SettDir(workspace), "instances"))
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || seen[name] || strings.HasPrefix(name, ".") {
+			continue
+		}
+		r, ok, err := readRecord(filepath.Join(SettDir(workspace), "instances", e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		if ok {
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-// All lists the records every workspace registered in the user-level
-// index, skipping pointers whose record is gone.
+// All lists the records of every workspace: those in the state home, and
+// the legacy records that pointers of earlier versions name.
 func All() ([]*Record, error) {
-	entries, err := os.ReadDir(filepath.Join(StateHome(), "instances"))
+	dir := filepath.Join(StateHome(), "instances")
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -189,22 +290,29 @@ func All() ([]*Record, error) {
 		return nil, fmt.Errorf("instance: list: %w", err)
 	}
 	var out []*Record
-	seen := map[string]bool{} // workspace + name: a legacy and a current pointer may both exist
-	for _, e := range entries {
-		if filepath.Ext(e.Name()) != ".json" {
-			continue
-		}
-		p, ok := readPointer(filepath.Join(StateHome(), "instances", e.Name()))
-		if !ok {
-			continue
-		}
-		key := filepath.Clean(p.Workspace) + "\x00" + p.Name
-		if seen[key] {
-			continue
-		}
-		if r, err := Load(p.Workspace, p.Name); err == nil {
+	seen := map[string]bool{} // workspace + name: a legacy pointer and a record may both exist
+	add := func(r *Record) {
+		key := filepath.Clean(r.Workspace) + "\x00" + r.Name
+		if !seen[key] {
 			seen[key] = true
 			out = append(out, r)
+		}
+	}
+	var pointers []pointer
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".json" || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if r, ok, err := readRecord(path); err == nil && ok {
+			add(r)
+		} else if p, ok := readPointer(path); ok {
+			pointers = append(pointers, p)
+		}
+	}
+	for _, p := range pointers {
+		if r, ok, err := readRecord(legacyRecordPath(p.Workspace, p.Name)); err == nil && ok {
+			add(r)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

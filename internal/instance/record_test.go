@@ -64,3 +64,48 @@ func TestRemoveDeletesALegacyPointerOnlyForItsWorkspace(t *testing.T) {
 		t.Errorf("pointers left: %v", entries)
 	}
 }
+
+func TestRecordsLiveOutsideTheWorkspace(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ws := t.TempDir()
+	if err := Save(&Record{Name: "app", Runtime: RuntimeLocal, Workspace: ws, RedisURL: "redis://:secret@127.0.0.1:1/0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(SettDir(ws)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Save created %s (err %v): the workspace must hold no record", SettDir(ws), err)
+	}
+	st, err := os.Stat(filepath.Join(state, "sett", "instances"))
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("state home instances dir: %v %v, want mode 0700", st, err)
+	}
+	if r, err := Load(ws, "app"); err != nil || r.RedisURL == "" {
+		t.Fatalf("Load = %+v, %v", r, err)
+	}
+}
+
+func TestLegacyRecordsAreReadAndMigrated(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ws := t.TempDir()
+	legacy := legacyRecordPath(ws, "old")
+	if err := writeJSON(legacy, &Record{Name: "old", Runtime: RuntimeLocal, Workspace: ws, RedisURL: "redis://:pw@127.0.0.1:1/0"}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := InWorkspace(ws); err != nil || len(recs) != 1 || recs[0].Name != "old" {
+		t.Fatalf("InWorkspace before migration = %v, %v", recs, err)
+	}
+	moved, err := MigrateLegacy(ws)
+	if err != nil || len(moved) != 1 || moved[0] != legacy {
+		t.Fatalf("MigrateLegacy = %v, %v", moved, err)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("legacy record still in the workspace: %v", err)
+	}
+	r, err := Load(ws, "old")
+	if err != nil || r.RedisURL != "redis://:pw@127.0.0.1:1/0" {
+		t.Fatalf("Load after migration = %+v, %v", r, err)
+	}
+	if all, err := All(); err != nil || len(all) != 1 {
+		t.Fatalf("All = %v, %v", all, err)
+	}
+}

@@ -24,7 +24,10 @@ const (
 // NewLogger builds the root logger for a daemon: JSON with millisecond
 // timestamps (stable snake_case fields, SPEC §14), or human console output
 // when format is console or auto on a TTY. level is a zerolog level name
-// ("debug", "info", ...). The logger carries component and instance.
+// ("debug", "info", ...). The logger carries component and instance; with
+// component empty it carries no component, for a daemon whose services
+// each add their own (zerolog appends a field added twice, and JSON
+// parsers keep only the last).
 func NewLogger(out io.Writer, format LogFormat, level, component, instance string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
 	if err != nil || level == "" {
@@ -43,7 +46,10 @@ func NewLogger(out io.Writer, format LogFormat, level, component, instance strin
 	default:
 		return zerolog.Nop(), fmt.Errorf("observability: log format %q is not one of auto, json, console", format)
 	}
-	ctx := zerolog.New(w).Level(lvl).With().Timestamp().Str("component", component)
+	ctx := zerolog.New(w).Level(lvl).With().Timestamp()
+	if component != "" {
+		ctx = ctx.Str("component", component)
+	}
 	if instance != "" {
 		ctx = ctx.Str("instance", instance)
 	}

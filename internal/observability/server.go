@@ -9,9 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/settdev/sett/internal/metrics"
 )
 
 // ReadyFunc reports why a component is not ready, or nil when it is.
@@ -24,7 +22,7 @@ type ReadyFunc func(ctx context.Context) error
 // use.
 type Server struct {
 	addr     string
-	registry *prometheus.Registry
+	registry *metrics.Registry
 	mu       sync.Mutex
 	checks   map[string]ReadyFunc
 	listener net.Listener
@@ -32,15 +30,13 @@ type Server struct {
 
 // NewServer returns a server for addr (":8080", "127.0.0.1:0", ...) with a
 // fresh metrics registry that already holds the Go runtime and process
-// collectors.
+// series.
 func NewServer(addr string) *Server {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Server{addr: addr, registry: reg, checks: map[string]ReadyFunc{}}
+	return &Server{addr: addr, registry: metrics.NewStandardRegistry(), checks: map[string]ReadyFunc{}}
 }
 
 // Registry is where the daemon registers its metrics.
-func (s *Server) Registry() *prometheus.Registry { return s.registry }
+func (s *Server) Registry() *metrics.Registry { return s.registry }
 
 // AddReadyCheck adds a named readiness check.
 func (s *Server) AddReadyCheck(name string, f ReadyFunc) {
@@ -85,7 +81,10 @@ func (s *Server) Run(ctx context.Context) error {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", s.ready)
-	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", metrics.ContentType)
+		_ = s.registry.WriteText(w)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.listener) }()

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/settdev/sett/internal/metrics"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -34,8 +34,7 @@ func TestServerEndpoints(t *testing.T) {
 		}
 		return nil
 	})
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "sett_test_total", Help: "test"})
-	s.Registry().MustRegister(c)
+	c := s.Registry().NewCounter(metrics.Opts{Name: "sett_test_total", Help: "test"})
 	c.Inc()
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)

@@ -263,10 +263,31 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 		a.countBids(bids, len(silent))
 		a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
 		reason = "No agent bid (dead end)."
+		if cl.ArtefactID == cl.WorkflowID {
+			return a.goalDeadEnd(ctx, st, silent, events)
+		}
 	}
 	t := blackboard.Transition{IgnoreBids: silent, Set: blackboard.ClaimPatch{ReviewDecision: decision}}
 	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
 		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))...)
+}
+
+// goalDeadEnd ends a workflow whose goal no agent bid on: nothing was
+// done, so it fails, with a reason naming the goal's type (the usual
+// cause is that no running agent consumes it), and never "completes".
+func (a *ClaimAdvancer) goalDeadEnd(ctx context.Context, st *blackboard.ClaimState, silent []string, events []blackboard.Event) error {
+	cl := st.Claim
+	typ := "unknown"
+	if goal, err := a.bb.GetArtefact(ctx, cl.ArtefactID); err == nil {
+		typ = goal.Type
+	} else if !errors.Is(err, blackboard.ErrNotFound) {
+		return err
+	}
+	why := fmt.Sprintf("no agent bid on the goal (type %s): make sure a running agent consumes %s", typ, typ)
+	reason := "Terminated: " + why + "."
+	t := blackboard.Transition{IgnoreBids: silent}
+	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, why,
+		append(events, a.event(blackboard.EventClaimTerminatedNoBids, cl, "", map[string]string{"reason": reason, "type": typ}))...)
 }
 
 // phase waits until every granted agent delivered, then moves on: merges

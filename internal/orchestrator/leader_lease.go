@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -15,19 +17,42 @@ import (
 // lost the lease (a long pause, a partition) has its late writes refused
 // by the scripts instead of corrupting state.
 //
+// The lease is held as "<identity>#<boot>": identity names the
+// orchestrator across restarts, boot this process. A process that starts
+// with an identity takes the lease over at once from an earlier boot of
+// the same identity (its own dead predecessor: two live processes never
+// share an identity), so a restart does not stall the work for a TTL; a
+// standby, with an identity of its own, still waits for the leader's lease
+// to expire. The takeover happens only at the first answered attempt after
+// start, so even two processes wrongly given the same identity cannot take
+// the lease from each other back and forth: the later one leads, and every
+// change of leader bumps the epoch.
+//
 // Safe for concurrent use.
 type LeaderLease struct {
-	bb    *blackboard.Client
-	log   zerolog.Logger
-	id    string
-	ttl   time.Duration
-	epoch atomic.Int64
+	bb       *blackboard.Client
+	log      zerolog.Logger
+	identity string // "" without a stable identity: no takeover
+	id       string // identity#boot
+	ttl      time.Duration
+	epoch    atomic.Int64
 }
 
-// NewLeaderLease returns a lease for the orchestrator named id.
-func NewLeaderLease(bb *blackboard.Client, log zerolog.Logger, id string, ttl time.Duration) *LeaderLease {
-	return &LeaderLease{bb: bb, log: log.With().Str("component", "leader_lease").Logger(), id: id, ttl: ttl}
+// NewLeaderLease returns a lease for the orchestrator with the stable
+// identity (empty: none, the process is named host-pid-random and waits
+// for any earlier lease to expire).
+func NewLeaderLease(bb *blackboard.Client, log zerolog.Logger, identity string, ttl time.Duration) *LeaderLease {
+	boot := blackboard.NewID()[:12]
+	id := identity + "#" + boot
+	if identity == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), boot)
+	}
+	return &LeaderLease{bb: bb, log: log.With().Str("component", "leader_lease").Logger(), identity: identity, id: id, ttl: ttl}
 }
+
+// ID is what the lease holds while this process leads: identity#boot.
+func (l *LeaderLease) ID() string { return l.id }
 
 // Epoch is the fencing token while leading, 0 otherwise.
 func (l *LeaderLease) Epoch() int64 { return l.epoch.Load() }
@@ -38,8 +63,18 @@ func (l *LeaderLease) Epoch() int64 { return l.epoch.Load() }
 // when ctx ends; after losing the lease it goes back to waiting.
 func (l *LeaderLease) Lead(ctx context.Context, work func(ctx context.Context, epoch int64)) error {
 	interval := l.ttl / 3
+	reclaim := l.identity != ""
 	for ctx.Err() == nil {
-		lead, err := l.bb.AcquireLeadership(ctx, l.id, l.ttl)
+		var lead blackboard.Leadership
+		var err error
+		if reclaim {
+			lead, err = l.bb.ReclaimLeadership(ctx, l.id, l.identity, l.ttl)
+		} else {
+			lead, err = l.bb.AcquireLeadership(ctx, l.id, l.ttl)
+		}
+		if err == nil {
+			reclaim = false
+		}
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
@@ -67,9 +102,16 @@ func (l *LeaderLease) Lead(ctx context.Context, work func(ctx context.Context, e
 
 func (l *LeaderLease) lead(ctx context.Context, lead blackboard.Leadership, interval time.Duration, work func(context.Context, int64)) {
 	l.epoch.Store(lead.Epoch)
-	l.log.Info().Int64("epoch", lead.Epoch).Msg("leading")
-	_, _ = l.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventLeaderElected,
-		Fields: map[string]string{"orchestrator": l.id, "epoch": itoa64(lead.Epoch)}})
+	l.log.Info().Int64("epoch", lead.Epoch).Bool("reclaimed", lead.Reclaimed).Str("holder", l.id).Msg("leading")
+	name := l.identity
+	if name == "" {
+		name = l.id
+	}
+	fields := map[string]string{"orchestrator": name, "holder": l.id, "epoch": itoa64(lead.Epoch)}
+	if lead.Reclaimed {
+		fields["reclaimed"] = "true"
+	}
+	_, _ = l.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventLeaderElected, Fields: fields})
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

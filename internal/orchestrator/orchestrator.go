@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +17,8 @@ import (
 type Orchestrator struct {
 	bb      *blackboard.Client
 	set     Settings
-	log     zerolog.Logger
+	log     zerolog.Logger // component "orchestrator"
+	base    zerolog.Logger // no component: each service adds its own
 	m       *Metrics
 	id      string
 	lease   *LeaderLease
@@ -27,17 +26,17 @@ type Orchestrator struct {
 	started atomic.Bool
 }
 
-// New wires an orchestrator. id names this process for the leader lease
-// (empty: hostname and pid).
+// New wires an orchestrator. id is its stable identity for the leader
+// lease: a restart with the same id takes over from its dead predecessor
+// at once, so no two live orchestrators may share one (empty: none, a
+// restart waits for the lease to expire; see LeaderLease). log must not
+// carry a component: each service adds its own.
 func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger, id string) *Orchestrator {
 	set.applyDefaults()
-	if id == "" {
-		host, _ := os.Hostname()
-		id = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), blackboard.NewID()[:8])
-	}
-	o := &Orchestrator{bb: bb, set: set, log: log, m: m, id: id}
-	o.lease = NewLeaderLease(bb, log, id, set.LeaderTTL)
-	o.dir = NewAgentDirectory(bb, log, set.Agents, set.LivenessRefresh)
+	o := &Orchestrator{bb: bb, set: set, log: log.With().Str("component", "orchestrator").Logger(), base: log, m: m}
+	o.lease = NewLeaderLease(bb, o.base, id, set.LeaderTTL)
+	o.id = o.lease.ID()
+	o.dir = NewAgentDirectory(bb, o.base, set.Agents, set.LivenessRefresh)
 	return o
 }
 
@@ -70,18 +69,18 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	defer o.m.Leading.Set(0)
 	epochFn := func() int64 { return epoch }
 	disp := NewDispatcher(o.set.Workers, 256)
-	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.log)
-	learnings := NewLearningsPublisher(o.bb, o.set.VaultManagesToolMemory, o.log)
+	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.base)
+	learnings := NewLearningsPublisher(o.bb, o.set.VaultManagesToolMemory, o.base)
 	advancer.LearningsChangedFunc = learnings.Publish
-	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.log)
+	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.base)
 	advancer.TimerArmedFunc = timers.Armed
-	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.log)
-	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.log, o.set.ReconcileEvery)
-	hook := escalation.New(o.set.Escalation, o.log)
+	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.base)
+	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.base, o.set.ReconcileEvery)
+	hook := escalation.New(o.set.Escalation, o.base)
 	defer func() { _ = hook.Close(context.WithoutCancel(ctx)) }()
 	events.EscalateFunc = hook.Notify
-	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.log)
-	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.log)
+	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.base)
+	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.base)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -118,5 +117,9 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
 	run("stop_file_watcher", stopFile.Run)
+	for _, svc := range o.set.LeaderServices {
+		run(svc.Name, svc.Run)
+	}
+	run("janitor", NewJanitor(o.bb, o.set.Retention, o.log).Run)
 	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"time"
 
 	"github.com/settdev/sett/internal/bidding"
@@ -67,6 +68,11 @@ type Settings struct {
 	// VaultManagesToolMemory is true when a vault publishes what tools
 	// receive as memory.learnings and memory.handbook (from its files).
 	VaultManagesToolMemory bool
+	// LeaderServices run alongside the leader's own services, with the
+	// leader's context: they start when this process leads and stop when
+	// it loses the lease (the vault bridge). A service returning an error
+	// gives up leadership, as the built-in ones do.
+	LeaderServices []LeaderService
 	// StopDirs are the directories whose .sett_stop file pauses the
 	// instance (the workspace, the vault).
 	StopDirs []string
@@ -85,6 +91,15 @@ type Settings struct {
 	// ReconcileEvery is the period of the safety-net sweep over active
 	// claims and unacknowledged events; zero means 30s.
 	ReconcileEvery time.Duration
+	// Retention is what the leader's janitor keeps; the zero value keeps
+	// everything.
+	Retention Retention
+}
+
+// LeaderService is a background service only the leader runs.
+type LeaderService struct {
+	Name string
+	Run  func(ctx context.Context) error
 }
 
 // SettingsFrom builds Settings from a loaded, validated config.
@@ -125,6 +140,7 @@ func SettingsFrom(c *config.Config) Settings {
 		ReviewRoles:          roles,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
+		Retention:            RetentionFrom(c.Retention),
 	}
 }
 

@@ -3,6 +3,7 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -26,6 +27,9 @@ type Server struct {
 	AppendOnly bool
 	fsync      string
 	dir        string
+	extra      []string
+	tls        *TLSFiles
+	sentinel   bool
 	cmd        *exec.Cmd
 	exited     chan struct{}
 }
@@ -44,6 +48,14 @@ type ServerOptions struct {
 	AppendFsync string
 	// Dir holds the data files; empty means a new temporary directory.
 	Dir string
+	// Extra are more redis.conf lines (cluster, replication, ACL users).
+	Extra []string
+	// TLS, when set, makes the server listen with TLS only (no plaintext
+	// port) and require client certificates signed by the CA.
+	TLS *TLSFiles
+	// Sentinel runs the process as a sentinel (redis-server --sentinel);
+	// Extra then holds the sentinel directives.
+	Sentinel bool
 }
 
 // NewServer starts a redis-server on a free loopback port and waits until
@@ -64,7 +76,8 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.AppendFsync == "" {
 		opts.AppendFsync = "always"
 	}
-	s := &Server{Password: opts.Password, AppendOnly: opts.AppendOnly, fsync: opts.AppendFsync, dir: dir}
+	s := &Server{Password: opts.Password, AppendOnly: opts.AppendOnly, fsync: opts.AppendFsync, dir: dir,
+		extra: opts.Extra, tls: opts.TLS, sentinel: opts.Sentinel}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
@@ -79,30 +92,70 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	return nil, lastErr
 }
 
-// URL is the redis:// URL of the server, with the password when set.
+// URL is the redis:// (rediss:// with TLS) URL of the server, with the
+// password when set.
 func (s *Server) URL() string {
-	if s.Password != "" {
-		return "redis://:" + s.Password + "@" + s.Addr + "/0"
+	scheme := "redis://"
+	if s.tls != nil {
+		scheme = "rediss://"
 	}
-	return "redis://" + s.Addr + "/0"
+	if s.Password != "" {
+		return scheme + ":" + s.Password + "@" + s.Addr + "/0"
+	}
+	return scheme + s.Addr + "/0"
+}
+
+// ClientTLS is a TLS config that trusts the server and presents the client
+// certificate, or nil for a plaintext server.
+func (s *Server) ClientTLS() *tls.Config {
+	if s.tls == nil {
+		return nil
+	}
+	return s.tls.ClientConfig()
+}
+
+// Raw returns a go-redis client on this one node (TLS and password
+// included); the caller closes it.
+func (s *Server) Raw() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password, TLSConfig: s.ClientTLS()})
 }
 
 func (s *Server) start(bin string) error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	conf := []string{
-		"port " + port, "bind 127.0.0.1", `dir "` + s.dir + `"`,
-		`save ""`, "daemonize no", `logfile ""`, "loglevel warning",
-		"appendonly " + map[bool]string{true: "yes", false: "no"}[s.AppendOnly],
-		"appendfsync " + s.fsync,
+	conf := []string{"bind 127.0.0.1", `dir "` + s.dir + `"`, "daemonize no", `logfile ""`, "loglevel warning"}
+	if s.tls != nil {
+		conf = append(conf, "port 0", "tls-port "+port,
+			`tls-cert-file "`+s.tls.ServerCert+`"`, `tls-key-file "`+s.tls.ServerKey+`"`,
+			`tls-ca-cert-file "`+s.tls.CA+`"`, "tls-auth-clients yes", "tls-replication yes")
+	} else {
+		conf = append(conf, "port "+port)
+	}
+	if !s.sentinel {
+		conf = append(conf, `save ""`,
+			"appendonly "+map[bool]string{true: "yes", false: "no"}[s.AppendOnly],
+			"appendfsync "+s.fsync)
 	}
 	if s.Password != "" {
 		conf = append(conf, "requirepass "+s.Password)
 	}
+	conf = append(conf, s.extra...)
 	confPath := filepath.Join(s.dir, "redis.conf")
-	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
-		return fmt.Errorf("redistest: write redis.conf: %w", err)
+	if s.sentinel {
+		// A sentinel rewrites its config file with what it learns (the
+		// current master, the replicas, the other sentinels); after a
+		// restart it must keep that, not the first version.
+		confPath = filepath.Join(s.dir, "sentinel.conf")
 	}
-	cmd := exec.Command(bin, confPath)
+	if _, err := os.Stat(confPath); !s.sentinel || err != nil {
+		if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+			return fmt.Errorf("redistest: write %s: %w", filepath.Base(confPath), err)
+		}
+	}
+	args := []string{confPath}
+	if s.sentinel {
+		args = append(args, "--sentinel")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, _ := cmd.StdoutPipe() // --logfile "" sends the log to stdout
 	if err := cmd.Start(); err != nil {
@@ -123,7 +176,7 @@ func (s *Server) start(bin string) error {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	s.cmd, s.exited = cmd, exited
 
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password, MaxRetries: -1, TLSConfig: s.ClientTLS()})
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

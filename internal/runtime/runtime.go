@@ -28,6 +28,9 @@ type UpSpec struct {
 	Force bool
 	// ProgressFunc receives progress; may be nil.
 	ProgressFunc func(Progress)
+	// WarnFunc receives each isolation or limit the runtime cannot
+	// enforce on this host (said once per Up); may be nil.
+	WarnFunc func(string)
 }
 
 // Listing is one instance as `sett list` shows it.

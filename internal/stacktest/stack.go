@@ -33,12 +33,24 @@ type Stack struct {
 	mu        sync.Mutex
 	procs     []*Proc
 	extraPath string
+	redisYAML string
+	procEnv   func(name string) []string
 }
 
 // Options tune a stack.
 type Options struct {
 	// Redis is the server to use; nil means the package's shared one.
 	Redis *redistest.Server
+	// Conn, when set, replaces Redis: the stack's own client dials it,
+	// and the daemons get no SETT_REDIS_URL but RedisYAML appended to
+	// sett.yml as the services.redis section (Sentinel, Cluster, TLS,
+	// ACL users). HashTag must match RedisYAML.
+	Conn      *blackboard.Conn
+	RedisYAML string
+	HashTag   bool
+	// ProcEnvFunc, when set, adds environment to the process named name
+	// ("orchestrator", "cub-<agent>"): its own ACL user, for instance.
+	ProcEnvFunc func(name string) []string
 }
 
 // New writes yaml as sett.yml into a fresh workspace and connects a
@@ -51,15 +63,17 @@ func New(tb testing.TB, yaml string, opts ...Options) *Stack {
 		o = opts[0]
 	}
 	srv := o.Redis
-	if srv == nil {
-		srv = redistest.Shared(tb)
+	conn := o.Conn
+	if conn == nil {
+		if srv == nil {
+			srv = redistest.Shared(tb)
+		}
+		conn = &blackboard.Conn{URL: srv.URL()}
 	}
-	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir()}
+	s := &Stack{T: tb, Bin: Build(tb), Redis: srv, Instance: redistest.Instance(tb), Dir: tb.TempDir(), redisYAML: o.RedisYAML, procEnv: o.ProcEnvFunc}
 	s.Config = filepath.Join(s.Dir, "sett.yml")
-	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	bb, err := blackboard.Dial(context.Background(), srv.URL(), blackboard.Options{Instance: s.Instance})
+	s.WriteConfig(yaml)
+	bb, err := blackboard.DialConn(context.Background(), *conn, blackboard.Options{Instance: s.Instance, HashTag: o.HashTag})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -102,10 +116,12 @@ func (s *Stack) baseEnv() []string {
 		"PATH=" + s.extraPath + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"SETT_INSTANCE=" + s.Instance,
-		"SETT_REDIS_URL=" + s.Redis.URL(),
 		"SETT_CONFIG=" + s.Config,
 		"SETT_LOG_FORMAT=json",
 		"SETT_LOG_LEVEL=debug",
+	}
+	if s.redisYAML == "" {
+		env = append(env, "SETT_REDIS_URL="+s.Redis.URL())
 	}
 	return env
 }
@@ -119,9 +135,16 @@ func (s *Stack) StartOrchestrator() *Proc { return s.StartOrchestratorWith() }
 func (s *Stack) StartCub(agent string) *Proc {
 	p := &Proc{Name: "cub-" + agent, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
 		"--consumer", "test-" + agent}, stack: s}
-	p.env = s.baseEnv()
+	p.env = append(s.baseEnv(), s.extraEnv(p.Name)...)
 	s.start(p)
 	return p
+}
+
+func (s *Stack) extraEnv(name string) []string {
+	if s.procEnv == nil {
+		return nil
+	}
+	return s.procEnv(name)
 }
 
 func (s *Stack) count(prefix string) int {
@@ -365,7 +388,7 @@ func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
 	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, stack: s}
-	p.env = append(s.baseEnv(), env...)
+	p.env = append(append(s.baseEnv(), s.extraEnv(name)...), env...)
 	s.start(p)
 	return p
 }
@@ -374,7 +397,7 @@ func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
 func (p *Proc) SetEnv(env ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.env = append(p.stack.baseEnv(), env...)
+	p.env = append(append(p.stack.baseEnv(), p.stack.extraEnv(p.Name)...), env...)
 }
 
 // WaitExit waits until the process exits on its own and returns its exit
@@ -406,6 +429,9 @@ func (p *Proc) Restart() {
 // WriteConfig replaces sett.yml (processes read it when they start).
 func (s *Stack) WriteConfig(yaml string) {
 	s.T.Helper()
+	if s.redisYAML != "" {
+		yaml = strings.TrimRight(yaml, "\n") + "\nservices:\n  redis:\n" + indent(s.redisYAML, "    ")
+	}
 	if err := os.WriteFile(s.Config, []byte(yaml), 0o644); err != nil {
 		s.T.Fatal(err)
 	}
@@ -496,4 +522,16 @@ func (s *Stack) WaitEvent(t blackboard.EventType, match func(blackboard.Event) b
 			}
 		}
 	}
+}
+
+// indent prefixes every non-empty line of text.
+func indent(text, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if l != "" {
+			b.WriteString(prefix)
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }

@@ -12,6 +12,14 @@
 // says what went wrong ([FailureKind]) and keeps the tails of both streams so
 // that [FailureReport] can render the payload of a Failure artefact.
 //
+// A tool never outlives its cub: on Linux it gets SIGKILL when the thread
+// that started it dies (Run starts and waits for it on one locked thread);
+// a [Ledger] records its process group so that the next cub kills what a
+// killed one left before it runs anything; and a [Sandbox] runs it in
+// private mount and pid namespaces that hide the cub's secrets and end
+// with it. As PID 1 of a container the cub reaps adopted orphans with
+// [ReapOrphans]; children it starts outside Run go through [RunTracked].
+//
 // The package knows nothing of Redis: tools never talk to the blackboard, and
 // they never receive its credentials.
 package tool

@@ -27,3 +27,7 @@ func signalProcessGroup(p *os.Process, sig os.Signal) error {
 	}
 	return nil
 }
+
+func killGroupID(int) error                { return nil }
+func groupExists(int) bool                 { return false }
+func processStartTicks(int) (uint64, bool) { return 0, false }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -58,6 +59,12 @@ type Spec struct {
 	// gets between SIGTERM and SIGKILL of its group, to stop cleanly. Zero
 	// means SIGKILL at once.
 	StopGrace time.Duration
+	// Ledger, when set, records the tool's process group while it runs,
+	// so that the next cub kills it if this one dies (Ledger.KillLeftovers).
+	Ledger *Ledger
+	// Sandbox, when set, starts the tool in private namespaces (see
+	// Sandbox); nil runs it directly.
+	Sandbox *Sandbox
 }
 
 // FailureKind says why a run did not succeed. The empty string means it did.
@@ -197,7 +204,10 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		Stderr: pp.stderrW,
 	}
 	setProcessGroup(cmd)
-	err = cmd.Start()
+	if s.Sandbox != nil {
+		s.Sandbox.wrap(cmd)
+	}
+	waited, err := startLocked(cmd)
 	pp.closeChildEnds() // the child holds its own copies now
 	if err != nil {
 		pp.closeParentEnds()
@@ -205,6 +215,11 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		res.Detail = fmt.Sprintf("cannot start %s: %v", s.Command[0], err)
 		return res
 	}
+
+	// A failed entry only weakens the cleanup after a crash of the cub
+	// (Pdeathsig still covers the tool itself): the run goes on.
+	_ = s.Ledger.add(cmd.Process.Pid, s.Command)
+	defer s.Ledger.remove(cmd.Process.Pid)
 
 	var timeoutC <-chan time.Time
 	if s.Timeout > 0 {
@@ -255,7 +270,7 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		killedFor <- kind
 	}()
 
-	waitErr := cmd.Wait()
+	waitErr := <-waited
 	close(exited)
 	kind := <-killedFor
 
@@ -301,6 +316,39 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		res.Detail = "waiting for the process failed: " + waitErr.Error()
 	}
 	return res
+}
+
+// startLocked starts cmd and waits for it on one goroutine locked to its OS
+// thread: the child's parent-death signal fires when the thread that
+// forked it exits, and a locked thread cannot be retired by the Go runtime
+// while the child runs. The thread exits with the goroutine only after
+// Wait has reaped the child. waited receives the result of Wait.
+func startLocked(cmd *exec.Cmd) (waited <-chan error, err error) {
+	started := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		// Never unlocked: a goroutine that ends locked takes its thread
+		// with it, which is harmless once the child is reaped.
+		startMu.RLock()
+		err := cmd.Start()
+		if err == nil {
+			registerChild(cmd.Process.Pid)
+		}
+		startMu.RUnlock()
+		if err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		werr := cmd.Wait()
+		unregisterChild(cmd.Process.Pid)
+		done <- werr
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // pipes holds both ends of the child's stdin, stdout and stderr.

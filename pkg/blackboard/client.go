@@ -21,6 +21,13 @@ type Options struct {
 	// MaxPayloadBytes refuses larger artefact payloads before they are
 	// sent. Zero means 1 MiB; it can never exceed MaxPayloadBytes.
 	MaxPayloadBytes int
+	// WaitReplicas, when > 0, makes every script write wait (Redis WAIT)
+	// until that many replicas acknowledged it, and return
+	// ErrNotReplicated when they do not within WaitTimeout. Zero: no
+	// waiting (the loss bound is the replication lag). Not for a cluster.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT. Zero means 1s.
+	WaitTimeout time.Duration
 }
 
 // Client reads and writes one instance's blackboard. It is safe for
@@ -37,6 +44,9 @@ type Client struct {
 	// pipeBlock is the longest blocking read that may share a pipeline:
 	// go-redis bounds a whole pipeline by the client's ReadTimeout.
 	pipeBlock time.Duration
+	// waitReplicas and waitTimeout: see Options.WaitReplicas.
+	waitReplicas int
+	waitTimeout  time.Duration
 }
 
 // New wraps an existing go-redis client, checks the connection and preloads
@@ -54,6 +64,12 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 	if opts.MaxPayloadBytes > MaxPayloadBytes {
 		opts.MaxPayloadBytes = MaxPayloadBytes
 	}
+	if opts.WaitTimeout <= 0 {
+		opts.WaitTimeout = time.Second
+	}
+	if opts.WaitReplicas > 0 && isCluster(rdb) {
+		return nil, fmt.Errorf("%w: wait_replicas is not supported on a Redis Cluster (WAIT has no key to route by); use min-replicas-to-write on the cluster's masters", ErrInvalid)
+	}
 	scripts, err := loadScriptSet()
 	if err != nil {
 		return nil, err
@@ -66,6 +82,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 		opTimeout:  opts.OpTimeout,
 		maxPayload: opts.MaxPayloadBytes,
 		pipeBlock:  pipelinedBlockLimit(rdb),
+
+		waitReplicas: opts.WaitReplicas,
+		waitTimeout:  opts.WaitTimeout,
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
@@ -87,28 +106,12 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-// Dial connects to the Redis at url (redis:// or rediss://) and returns a
-// Client that owns the connection; Close releases it. Dial silences
-// go-redis's process-wide logger (see quietRedis).
+// Dial connects to the single Redis node at url (redis:// or rediss://)
+// and returns a Client that owns the connection; Close releases it. Dial
+// silences go-redis's process-wide logger (see quietRedis). DialConn
+// reaches Sentinel and Cluster deployments too.
 func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
-	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
-	ro, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("%w: redis url: %v", ErrInvalid, err)
-	}
-	// Blocking stream reads hold a connection each; leave room for them
-	// next to the pipelines of many concurrent handlers.
-	if ro.PoolSize < 32 {
-		ro.PoolSize = 32
-	}
-	rdb := redis.NewClient(ro)
-	c, err := New(ctx, rdb, opts)
-	if err != nil {
-		_ = rdb.Close()
-		return nil, err
-	}
-	c.ownsRedis = true
-	return c, nil
+	return DialConn(ctx, Conn{URL: url}, opts)
 }
 
 // Close releases the Redis connection when the Client owns it.
@@ -173,11 +176,10 @@ func notFound(err error, what, id string) error {
 // half a second less than the timeout. Clients whose options are unknown
 // never pipeline a blocking read.
 func pipelinedBlockLimit(rdb redis.UniversalClient) time.Duration {
-	c, ok := rdb.(*redis.Client)
+	rt, ok := readTimeout(rdb)
 	if !ok {
 		return 0
 	}
-	rt := c.Options().ReadTimeout
 	if rt < 0 { // -1 and -2: no read deadline at all
 		return MaxPipelinedBlock
 	}

@@ -6,6 +6,12 @@ import (
 )
 
 var (
+	// ErrNotReplicated is returned, with Options.WaitReplicas, when a
+	// write was applied on the master but fewer replicas than asked
+	// acknowledged it in time. The write stands; every Sett write is
+	// idempotent, so the caller may retry it or give up.
+	ErrNotReplicated = errors.New("blackboard: write not acknowledged by enough replicas")
+
 	// ErrNotFound is returned when a record (artefact, claim, workflow,
 	// thread) does not exist.
 	ErrNotFound = errors.New("blackboard: not found")
@@ -102,3 +108,19 @@ func (e *SupersededError) Error() string {
 
 // Unwrap lets errors.Is match ErrSuperseded.
 func (e *SupersededError) Unwrap() error { return ErrSuperseded }
+
+// Retention errors, returned by PurgeWorkflow.
+var (
+	// ErrRetained is returned by PurgeWorkflow while the workflow's
+	// retention period lasts.
+	ErrRetained = errors.New("blackboard: workflow still retained")
+
+	// ErrRunning is returned by PurgeWorkflow for a workflow that has not
+	// ended: running workflows are never deleted.
+	ErrRunning = errors.New("blackboard: workflow still running")
+
+	// ErrChanged is returned by PurgeWorkflow when the workflow gained an
+	// artefact or claim between the read and the delete; the next pass
+	// reads it again.
+	ErrChanged = errors.New("blackboard: workflow changed during purge")
+)

@@ -47,6 +47,9 @@ const (
 	EventClaimTerminatedWorkflowEnded  EventType = "claim_terminated_workflow_ended"
 	EventClaimTerminatedAgentFailure   EventType = "claim_terminated_agent_failure"
 	EventClaimTerminatedLeaseExhausted EventType = "claim_terminated_lease_exhausted"
+	// EventClaimTerminatedNoBids ends a goal's claim that no agent bid
+	// on; its workflow fails with the goal's type in the reason.
+	EventClaimTerminatedNoBids EventType = "claim_terminated_no_bids"
 
 	// Approval gates and learning (SPEC §9). approval_decided and
 	// learning_recorded are emitted by their scripts.

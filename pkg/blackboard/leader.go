@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,6 +17,9 @@ type Leadership struct {
 	Epoch int64
 	// Acquired is true when this call took the lease (a new epoch).
 	Acquired bool
+	// Reclaimed is true when the acquisition took the lease over from an
+	// earlier boot of the same identity (ReclaimLeadership).
+	Reclaimed bool
 	// Holder names the current leader when the caller is not leading.
 	Holder string
 }
@@ -24,6 +28,25 @@ type Leadership struct {
 // with ttl. Every acquisition increments the epoch, fencing out writes of
 // any earlier leader. Errors: ErrInvalid for a ttl under a millisecond.
 func (c *Client) AcquireLeadership(ctx context.Context, id string, ttl time.Duration) (Leadership, error) {
+	return c.leadership(ctx, id, ttl, "")
+}
+
+// ReclaimLeadership is AcquireLeadership for an orchestrator that has just
+// started and knows its stable identity: id must be "<identity>#<boot>",
+// and a lease held by "<identity>#<another boot>" is taken over at once,
+// with a new epoch, instead of after its TTL. Call it only when no other
+// live process can have the same identity — the caller's proof that the
+// holder is its own dead predecessor. Errors: ErrInvalid for a ttl under
+// a millisecond or an id that is not "<identity>#<boot>".
+func (c *Client) ReclaimLeadership(ctx context.Context, id, identity string, ttl time.Duration) (Leadership, error) {
+	boot, ok := strings.CutPrefix(id, identity+"#")
+	if identity == "" || !ok || boot == "" {
+		return Leadership{}, fmt.Errorf("%w: leader id %q is not <identity>#<boot> for identity %q", ErrInvalid, id, identity)
+	}
+	return c.leadership(ctx, id, ttl, identity)
+}
+
+func (c *Client) leadership(ctx context.Context, id string, ttl time.Duration, identity string) (Leadership, error) {
 	// The script reads a zero TTL as a resignation, which would come back
 	// as "leading with epoch 0" — and epoch 0 writes are never fenced.
 	if ttl < time.Millisecond {
@@ -31,7 +54,7 @@ func (c *Client) AcquireLeadership(ctx context.Context, id string, ttl time.Dura
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, ttl.Milliseconds())
+	res, err := c.run(ctx, c.scripts.leader, []string{c.keys.Leader(), c.keys.Epoch()}, id, ttl.Milliseconds(), identity)
 	if err != nil {
 		return Leadership{}, err
 	}
@@ -39,7 +62,11 @@ func (c *Client) AcquireLeadership(ctx context.Context, id string, ttl time.Dura
 		return Leadership{Holder: res[1]}, nil
 	}
 	epoch, _ := strconv.ParseInt(res[1], 10, 64)
-	return Leadership{Leading: true, Epoch: epoch, Acquired: len(res) > 2 && res[2] == "acquired"}, nil
+	how := ""
+	if len(res) > 2 {
+		how = res[2]
+	}
+	return Leadership{Leading: true, Epoch: epoch, Acquired: how == "acquired" || how == "reclaimed", Reclaimed: how == "reclaimed"}, nil
 }
 
 // Resign releases the leader lease if id holds it, so a standby can take

@@ -1,6 +1,7 @@
 package blackboard_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -163,5 +164,54 @@ func TestLeadershipTTLMustBePositive(t *testing.T) {
 	}
 	if l := lead(t, c, "orch-a"); l.Epoch != 1 {
 		t.Errorf("first real acquisition got epoch %d, want 1", l.Epoch)
+	}
+}
+
+func TestReclaimLeadershipFromAnEarlierBoot(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	mustLead := func(l blackboard.Leadership, err error) blackboard.Leadership {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	first := mustLead(c.AcquireLeadership(ctx, "host/0#boot1", time.Minute))
+	if !first.Leading || first.Epoch != 1 {
+		t.Fatalf("first boot = %+v", first)
+	}
+	// A rival with another identity waits, reclaim or not.
+	if got := mustLead(c.ReclaimLeadership(ctx, "host/1#boot9", "host/1", time.Minute)); got.Leading || got.Holder != "host/0#boot1" {
+		t.Fatalf("rival reclaim = %+v, want held by host/0#boot1", got)
+	}
+	// An identity that is a prefix of the holder's is another identity.
+	if got := mustLead(c.ReclaimLeadership(ctx, "host#boot9", "host", time.Minute)); got.Leading {
+		t.Fatalf("identity host reclaimed host/0's lease: %+v", got)
+	}
+	// A plain acquisition by the next boot still waits for the TTL.
+	if got := mustLead(c.AcquireLeadership(ctx, "host/0#boot2", time.Minute)); got.Leading {
+		t.Fatalf("plain acquisition by the next boot = %+v, want held", got)
+	}
+	// The next boot of the same identity takes over at once, with a new
+	// epoch that fences the earlier boot.
+	second := mustLead(c.ReclaimLeadership(ctx, "host/0#boot2", "host/0", time.Minute))
+	if want := (blackboard.Leadership{Leading: true, Epoch: 2, Acquired: true, Reclaimed: true}); second != want {
+		t.Fatalf("reclaim = %+v, want %+v", second, want)
+	}
+	if got := mustLead(c.AcquireLeadership(ctx, "host/0#boot1", time.Minute)); got.Leading || got.Holder != "host/0#boot2" {
+		t.Fatalf("earlier boot renewing after the reclaim = %+v, want held by host/0#boot2", got)
+	}
+	g := startWorkflow(t, c)
+	wantErr(t, c.CreateArtefact(ctx, child(g.ID), blackboard.WriteAuth{Epoch: 1}), blackboard.ErrFenced)
+	// Reclaiming a lease one already holds renews it.
+	if got := mustLead(c.ReclaimLeadership(ctx, "host/0#boot2", "host/0", time.Minute)); got != (blackboard.Leadership{Leading: true, Epoch: 2}) {
+		t.Fatalf("reclaim by the holder = %+v, want a renewal", got)
+	}
+	for _, bad := range [][2]string{{"host/0", "host/0"}, {"host/0#", "host/0"}, {"x#b", ""}, {"other#b", "host/0"}} {
+		if _, err := c.ReclaimLeadership(ctx, bad[0], bad[1], time.Minute); !errors.Is(err, blackboard.ErrInvalid) {
+			t.Errorf("ReclaimLeadership(%q, %q) = %v, want ErrInvalid", bad[0], bad[1], err)
+		}
 	}
 }

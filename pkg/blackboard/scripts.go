@@ -92,6 +92,22 @@ func (s *scriptSet) all() []*script {
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later
 // calls (and pipelines) only ever send EVALSHA.
 func (s *scriptSet) preload(ctx context.Context, rdb redis.UniversalClient) error {
+	if isCluster(rdb) {
+		// A keyless pipelined SCRIPT LOAD would reach one random node;
+		// ClusterClient.ScriptLoad sends it to every master, so the
+		// node owning the instance's slot (now or after a resharding
+		// or failover) has every script.
+		for _, sc := range s.all() {
+			sha, err := rdb.ScriptLoad(ctx, sc.body).Result()
+			if err != nil {
+				return fmt.Errorf("blackboard: load script %s: %w", sc.name, err)
+			}
+			if sha != sc.sha {
+				return fmt.Errorf("blackboard: script %s loaded with sha %s, expected %s", sc.name, sha, sc.sha)
+			}
+		}
+		return nil
+	}
 	pipe := rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, 0, len(s.all()))
 	for _, sc := range s.all() {
@@ -117,13 +133,33 @@ func isNoScript(err error) bool {
 // evalsha executes a script by sha, reloading the cache once if Redis lost
 // it.
 func (c *Client) evalsha(ctx context.Context, sc *script, keys []string, args ...any) *redis.Cmd {
-	cmd := c.rdb.EvalSha(ctx, sc.sha, keys, args...)
+	cmd := c.evalshaOnce(ctx, sc, keys, args...)
 	if isNoScript(cmd.Err()) {
 		if err := c.scripts.preload(ctx, c.rdb); err != nil {
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd = c.rdb.EvalSha(ctx, sc.sha, keys, args...)
+		cmd = c.evalshaOnce(ctx, sc, keys, args...)
+	}
+	return cmd
+}
+
+// evalshaOnce sends one EVALSHA. With WaitReplicas it sends WAIT in the
+// same pipeline: WAIT counts the replicas that acknowledged the writes of
+// its own connection, so it must share the script's connection.
+func (c *Client) evalshaOnce(ctx context.Context, sc *script, keys []string, args ...any) *redis.Cmd {
+	if c.waitReplicas <= 0 {
+		return c.rdb.EvalSha(ctx, sc.sha, keys, args...)
+	}
+	var cmd *redis.Cmd
+	var wait *redis.Cmd
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = p.EvalSha(ctx, sc.sha, keys, args...)
+		wait = p.Do(ctx, "WAIT", c.waitReplicas, c.waitTimeout.Milliseconds())
+		return nil
+	})
+	if n, err := wait.Int64(); cmd.Err() == nil && err == nil && n < int64(c.waitReplicas) {
+		cmd.SetErr(fmt.Errorf("%w: script %s reached %d of %d replicas within %s", ErrNotReplicated, sc.name, n, c.waitReplicas, c.waitTimeout))
 	}
 	return cmd
 }

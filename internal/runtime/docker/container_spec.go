@@ -33,7 +33,13 @@ type containerSpec struct {
 	Memory   int64
 	// DropCaps drops every capability (the daemons need none).
 	DropCaps bool
-	Labels   map[string]string
+	// PidsLimit caps the container's processes; zero means none.
+	PidsLimit int64
+	// ReadOnlyRoot makes the root filesystem read-only; Tmpfs then gives
+	// the writable places (path → mount options).
+	ReadOnlyRoot bool
+	Tmpfs        map[string]string
+	Labels       map[string]string
 	// Aliases are extra DNS names on the instance network.
 	Aliases []string
 }
@@ -52,11 +58,17 @@ func (s containerSpec) createOptions(netName string) client.ContainerCreateOptio
 		Labels: s.Labels,
 	}
 	host := &container.HostConfig{
-		NetworkMode:   container.NetworkMode(netName),
-		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyUnlessStopped},
-		SecurityOpt:   []string{"no-new-privileges:true"},
-		Mounts:        s.Mounts,
-		Resources:     container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
+		NetworkMode:    container.NetworkMode(netName),
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyUnlessStopped},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		Mounts:         s.Mounts,
+		Resources:      container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
+		ReadonlyRootfs: s.ReadOnlyRoot,
+		Tmpfs:          s.Tmpfs,
+	}
+	if s.PidsLimit > 0 {
+		limit := s.PidsLimit
+		host.Resources.PidsLimit = &limit
 	}
 	if s.DropCaps {
 		host.CapDrop = []string{"ALL"}

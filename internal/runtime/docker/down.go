@@ -68,8 +68,10 @@ func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) er
 			}
 		}
 		if rec.Workspace != "" {
-			if err := os.RemoveAll(stateDir(rec.Workspace, rec.Name)); err != nil {
-				errs = append(errs, fmt.Errorf("docker: %w", err))
+			for _, dir := range []string{stateDir(rec.Workspace, rec.Name), legacyStateDir(rec.Workspace, rec.Name)} {
+				if err := os.RemoveAll(dir); err != nil {
+					errs = append(errs, fmt.Errorf("docker: %w", err))
+				}
 			}
 		}
 	}

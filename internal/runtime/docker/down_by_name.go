@@ -53,6 +53,9 @@ func (r *Runtime) DownByName(ctx context.Context, workspace, name string, purge 
 		return false, false, fmt.Errorf("docker: list volumes of %s: %w", name, err)
 	}
 	_, statErr := os.Stat(stateDir(ws, name))
+	if statErr != nil {
+		_, statErr = os.Stat(legacyStateDir(ws, name))
+	}
 	stopped = len(cs.Items) > 0 || len(ns.Items) > 0
 	hasData := len(vs.Items) > 0 || statErr == nil
 	if !stopped && !(purge && hasData) {

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"github.com/settdev/sett/internal/instance"
+
 	"path/filepath"
 
 	"github.com/moby/moby/client"
@@ -39,7 +41,9 @@ const (
 const (
 	containerConfigPath    = "/etc/sett/sett.yml"
 	containerWorkspacePath = "/workspace"
-	containerRedisData     = "/data"
+	// containerVaultPath is where the orchestrator (only) sees the vault.
+	containerVaultPath = "/sett/vault"
+	containerRedisData = "/data"
 )
 
 // Default images.
@@ -66,9 +70,16 @@ func orchestratorContainer(instance string) string { return "sett-" + instance +
 func agentContainer(instance, agent string) string { return "sett-" + instance + "-agent-" + agent }
 
 // stateDir holds what the runtime keeps between Up and Down besides the
-// volume: the generated Redis password.
-func stateDir(workspace, instance string) string {
-	return filepath.Join(workspace, ".sett", "docker", instance)
+// volume: the generated Redis password. It lives in the user's state home,
+// outside the workspace that agents mount.
+func stateDir(workspace, name string) string {
+	return instance.StatePath("docker", workspace, name)
+}
+
+// legacyStateDir is where earlier versions kept it, inside the workspace;
+// a password found there is still used (and saved to stateDir).
+func legacyStateDir(workspace, name string) string {
+	return filepath.Join(workspace, ".sett", "docker", name)
 }
 
 // instanceFilter selects everything of one instance.

@@ -21,6 +21,9 @@ type password struct {
 	value string
 	// generated is set when value is new and must be saved.
 	generated bool
+	// legacyDir is the workspace directory an earlier version saved value
+	// in; save removes it.
+	legacyDir string
 }
 
 // loadPassword returns services.redis.password when set, else the one a
@@ -30,12 +33,20 @@ func loadPassword(spec runtime.UpSpec) (password, error) {
 		return password{value: pw}, nil
 	}
 	if filepath.IsAbs(spec.Workspace) {
-		b, err := os.ReadFile(filepath.Join(stateDir(spec.Workspace, spec.Name), passwordFile))
-		if err == nil && strings.TrimSpace(string(b)) != "" {
-			return password{value: strings.TrimSpace(string(b))}, nil
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return password{}, fmt.Errorf("docker: read the saved Redis password: %w", err)
+		for i, dir := range []string{stateDir(spec.Workspace, spec.Name), legacyStateDir(spec.Workspace, spec.Name)} {
+			b, err := os.ReadFile(filepath.Join(dir, passwordFile))
+			if err == nil && strings.TrimSpace(string(b)) != "" {
+				// One found in the workspace (an earlier version's) is
+				// saved to the state home and removed from the workspace.
+				pw := password{value: strings.TrimSpace(string(b))}
+				if i > 0 {
+					pw.generated, pw.legacyDir = true, dir
+				}
+				return pw, nil
+			}
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return password{}, fmt.Errorf("docker: read the saved Redis password: %w", err)
+			}
 		}
 	}
 	var b [24]byte
@@ -52,6 +63,9 @@ func (pw password) save(dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, passwordFile), []byte(pw.value+"\n"), 0o600); err != nil {
 		return fmt.Errorf("docker: save the Redis password: %w", err)
+	}
+	if pw.legacyDir != "" {
+		_ = os.RemoveAll(pw.legacyDir) // best effort: the password is saved in the state home now
 	}
 	return nil
 }

@@ -23,8 +23,8 @@ const (
 	// DefaultStopTimeout is how long Down lets a container stop after
 	// SIGTERM before the daemon kills it.
 	DefaultStopTimeout = 10 * time.Second
-	// DefaultUser runs the orchestrator and agents when the workspace
-	// belongs to root (the "nonroot" user of distroless images).
+	// DefaultUser runs the orchestrator and agents when `sett up` runs as
+	// root (the "nonroot" user of distroless images).
 	DefaultUser = "65532:65532"
 )
 
@@ -37,8 +37,9 @@ type Options struct {
 	// OrchestratorImage runs the orchestrator. Empty:
 	// DefaultOrchestratorImage.
 	OrchestratorImage string
-	// User runs the orchestrator and the agents ("uid:gid"). Empty: the
-	// owner of the workspace when that is not root, else DefaultUser.
+	// User runs the orchestrator and the agents ("uid:gid"). Empty:
+	// services.containers.user, else the user running `sett up` when that
+	// is not root, else DefaultUser.
 	// Root ("0", "root") is refused: the daemons need no privileges.
 	User string
 	// ReadyTimeout bounds Up's wait for readiness. Zero:

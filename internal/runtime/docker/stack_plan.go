@@ -125,6 +125,18 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		}
 	}
 
+	// Agents and the orchestrator: a pids limit, and a read-only root with
+	// a writable /tmp (the tools' HOME) unless services.containers says
+	// otherwise.
+	hardened := func(c containerSpec) containerSpec {
+		c.PidsLimit = cfg.Services.Containers.EffectivePidsLimit()
+		if !cfg.Services.Containers.WritableRoot {
+			c.ReadOnlyRoot = true
+			c.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"}
+		}
+		return c
+	}
+
 	daemonEnv := []string{
 		"SETT_CONFIG=" + containerConfigPath,
 		"SETT_INSTANCE=" + spec.Name,
@@ -159,7 +171,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			// writable home.
 			"HOME=/tmp",
 		)
-		p.Agents = append(p.Agents, containerSpec{
+		p.Agents = append(p.Agents, hardened(containerSpec{
 			Name: agentContainer(spec.Name, name), Component: ComponentAgent, Agent: name,
 			Image: a.Image, Cmd: a.Command, Env: env, User: in.User,
 			Mounts: []mount.Mount{
@@ -178,7 +190,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			Memory:   a.Resources.Memory.Int64(),
 			DropCaps: true,
 			Labels:   common(ComponentAgent, name),
-		})
+		}))
 	}
 
 	image := in.OrchestratorImage
@@ -186,13 +198,29 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		image = DefaultOrchestratorImage
 	}
 	use(image, "the orchestrator image")
-	p.Orchestrator = containerSpec{
+	p.Orchestrator = hardened(containerSpec{
 		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
 		Env:    append(append([]string{}, daemonEnv...), "SETT_HTTP_ADDR=:8080"),
 		User:   in.User,
 		Mounts: []mount.Mount{configMount},
 		Port:   orchestratorPort, DropCaps: true,
 		Labels: common(ComponentOrchestrator, ""),
+	})
+	if vp := cfg.Vault.ResolvedPath(filepath.Dir(filepath.Clean(spec.ConfigPath))); vp != "" {
+		// The vault is the orchestrator's alone (its bridge is the one
+		// writer); agents never see it. The orchestrator runs as in.User,
+		// the workspace's owner, so the files it writes stay the person's.
+		p.Orchestrator.Mounts = append(p.Orchestrator.Mounts, mount.Mount{Type: mount.TypeBind, Source: vp, Target: containerVaultPath})
+		p.Orchestrator.Env = append(p.Orchestrator.Env, "SETT_VAULT_PATH="+containerVaultPath)
+		// A vault inside the workspace is hidden from the agents' view of
+		// it, as .sett is.
+		if rel, err := filepath.Rel(workspace, vp); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			for i := range p.Agents {
+				p.Agents[i].Mounts = append(p.Agents[i].Mounts, mount.Mount{Type: mount.TypeTmpfs,
+					Target: containerWorkspacePath + "/" + filepath.ToSlash(rel), ReadOnly: true,
+					TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 64 << 10}})
+			}
+		}
 	}
 	for img := range p.Images {
 		sort.Strings(p.Images[img])

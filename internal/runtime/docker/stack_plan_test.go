@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/api/types/system"
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/runtime"
@@ -254,5 +255,31 @@ func TestCreateOptionsConfineTheContainer(t *testing.T) {
 	}
 	if a := redis.NetworkingConfig.EndpointsConfig["sett-demo"].Aliases; !slices.Equal(a, []string{"redis"}) {
 		t.Errorf("redis aliases %v", a)
+	}
+}
+
+func TestDaemonContainersGetAPidsLimitAndAReadOnlyRoot(t *testing.T) {
+	p := planFor(t, planYAML)
+	for _, s := range append(append([]containerSpec{}, p.Agents...), p.Orchestrator) {
+		hc := s.createOptions(p.Network).HostConfig
+		if hc.PidsLimit == nil || *hc.PidsLimit != config.DefaultPidsLimit || !hc.ReadonlyRootfs || hc.Tmpfs["/tmp"] == "" {
+			t.Errorf("%s: pids limit %v, read-only root %v, tmpfs %v; want %d, true and /tmp", s.Name, hc.PidsLimit, hc.ReadonlyRootfs, hc.Tmpfs, config.DefaultPidsLimit)
+		}
+	}
+	loose := planFor(t, planYAML+"services:\n  containers: {pids_limit: -1, writable_root: true}\n")
+	hc := loose.Agents[0].createOptions(loose.Network).HostConfig
+	if hc.PidsLimit != nil || hc.ReadonlyRootfs || hc.Tmpfs != nil {
+		t.Errorf("with pids_limit -1 and writable_root: %v %v %v", hc.PidsLimit, hc.ReadonlyRootfs, hc.Tmpfs)
+	}
+}
+
+func TestUnenforcedLimitsAreNamed(t *testing.T) {
+	p := planFor(t, planYAML)
+	if w := unenforcedLimits(system.Info{CPUCfsQuota: true, MemoryLimit: true, PidsLimit: true}, p); len(w) != 0 {
+		t.Errorf("a daemon that enforces everything: %q", w)
+	}
+	w := unenforcedLimits(system.Info{CPUCfsQuota: true, MemoryLimit: false, PidsLimit: false}, p)
+	if len(w) != 2 || !strings.Contains(w[0], "memory") || !strings.Contains(w[0], "coder") || !strings.Contains(w[1], "pids") || !strings.Contains(w[1], "orchestrator") {
+		t.Errorf("warnings %q", w)
 	}
 }

@@ -44,8 +44,14 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	user := r.opts.User
+	if user == "" && spec.Config != nil {
+		user = spec.Config.Services.Containers.User
+	}
 	if user == "" {
-		user = workspaceUser(spec.Workspace)
+		user = invokingUser()
+	}
+	if err := checkWorkspaceAccess(spec, user); err != nil {
+		return nil, err
 	}
 	internalRedis := spec.Config != nil && spec.Config.Services.Redis.URL == ""
 	var pw password
@@ -61,6 +67,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	if err := checkConflicts(ctx, cli, plan, spec.Force); err != nil {
 		return nil, err
 	}
+	warnUnenforcedLimits(ctx, cli, plan, spec.WarnFunc)
 	if err := r.ensureImages(ctx, cli, plan, progress); err != nil {
 		return nil, err
 	}

@@ -19,12 +19,16 @@
 // # State
 //
 // Everything an instance owns lives under its state directory
-// <workspace>/.sett/local/<name>/:
+// <state home>/local/<name>-<hash>/ ($XDG_STATE_HOME/sett, default
+// ~/.local/state/sett, mode 0700: outside the workspace, where tools run;
+// a directory left in <workspace>/.sett/local/<name> by an earlier version
+// is moved there by the next Up):
 //
 //	redis/              Redis data (append-only file); kept by Down, removed by purge
 //	redis.password      the generated Redis password (mode 0600); kept with the data
 //	redis.conf          the Redis configuration (mode 0600: it holds the password)
-//	plan.json           what the supervisor runs (mode 0600: the children's environment holds the password)
+//	plan.json           what the supervisor runs (mode 0600: it holds the daemons' secrets, which reach them through a pipe, never their environment)
+//	run/<agent>/        the cub's ledger of running tools (tool.Ledger)
 //	status.json         written by the supervisor: the current pid, state and restarts of each component
 //	logs/<component>.log, logs/supervisor.log
 //
@@ -34,9 +38,12 @@
 // # Differences from the Docker runtime
 //
 // Everything runs as the user who ran `sett up`, on loopback ports chosen
-// at each Up. Tools run directly in the workspace: an agent's
-// workspace.mode of ro cannot be enforced without a container, and
-// resources limits are not applied. With services.redis.url set no Redis
+// at each Up. Where Linux namespaces are available (root, or unprivileged
+// user namespaces) each tool runs in a sandbox (tool.Sandbox): the state
+// home is hidden, /proc shows only the tool's processes, and an agent's
+// workspace.mode of ro is a read-only bind mount. Elsewhere tools run
+// directly, can read the state home, and ro is not enforced; Up says so
+// (WarnFunc). Resource limits are never applied. With services.redis.url set no Redis
 // is started, and Down never deletes anything from that Redis.
 //
 // The package is Unix-only at run time; elsewhere Up returns

@@ -29,7 +29,10 @@ func (r *Runtime) DownByName(ctx context.Context, workspace, name string, purge 
 	}
 	sd := stateDirOf(ws, name)
 	if _, err := os.Stat(sd.path()); errors.Is(err, os.ErrNotExist) {
-		return false, false, nil
+		sd = legacyStateDirOf(ws, name)
+		if _, err := os.Stat(sd.path()); errors.Is(err, os.ErrNotExist) {
+			return false, false, nil
+		}
 	}
 	if st, err := ReadStatus(sd.statusFile()); err == nil && supervisorRunning(st.SupervisorPID, sd) {
 		stopped = true

@@ -80,6 +80,7 @@ func TestUpRunsEveryComponentAndDownKeepsTheData(t *testing.T) {
 	bb := dial(t, rec)
 	goal := postGoalAndWait(t, bb, "Add a /health endpoint")
 	bb.Close()
+	checkComponentsOnOwnUsers(t, rec, "orchestrator", "cub-reviewer", "cub-writer")
 
 	// Down stops everything and keeps the data.
 	if err := rt.Down(ctx, rec, false); err != nil {

@@ -44,7 +44,7 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.Listing, error) {
 func inspect(ctx context.Context, rec *instance.Record) runtime.Listing {
 	l := runtime.Listing{Name: rec.Name, Runtime: instance.RuntimeLocal, Workspace: rec.Workspace,
 		Components: map[string]string{}}
-	sd := stateDirOf(rec.Workspace, rec.Name)
+	sd := recordStateDir(rec)
 	pid := rec.SupervisorPID
 	st, _ := ReadStatus(sd.statusFile())
 	if st != nil && st.SupervisorPID != 0 {

@@ -8,8 +8,8 @@ import (
 )
 
 // Plan is what the supervisor runs. Up writes it as JSON to
-// <state>/plan.json (mode 0600: the components' environment holds the
-// Redis password); the supervisor reads it once when it starts.
+// <state>/plan.json (mode 0600: the components' secrets hold the Redis
+// password); the supervisor reads it once when it starts.
 type Plan struct {
 	// Instance is the instance name (for logs and the Redis probe).
 	Instance string `json:"instance"`
@@ -30,8 +30,13 @@ type PlanComponent struct {
 	Stage int `json:"stage"`
 	// Argv is the command line; Argv[0] is an absolute path.
 	Argv []string `json:"argv"`
-	// Env is the complete environment (os.Environ form).
+	// Env is the complete environment (os.Environ form). It never holds
+	// secrets: those go in Secrets.
 	Env []string `json:"env"`
+	// Secrets reach the process on an inherited pipe (package secretfd),
+	// never through its environment, where tools could read them in
+	// /proc/<pid>/environ.
+	Secrets map[string]string `json:"secrets,omitempty"`
 	// Dir is the working directory.
 	Dir string `json:"dir"`
 	// LogPath receives stdout and stderr (appended).

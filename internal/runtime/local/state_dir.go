@@ -13,12 +13,53 @@ import (
 )
 
 // stateDir is the state directory of one local instance,
-// <workspace>/.sett/local/<name>; its methods name the files in it (see the
-// package documentation for the layout).
+// <state home>/local/<name>-<hash> (instance.StatePath); its methods name
+// the files in it (see the package documentation for the layout).
 type stateDir string
 
 func stateDirOf(workspace, name string) stateDir {
+	return stateDir(instance.StatePath("local", workspace, name))
+}
+
+// legacyStateDirOf is where earlier versions kept the state, inside the
+// workspace (where tools could read the Redis password).
+func legacyStateDirOf(workspace, name string) stateDir {
 	return stateDir(filepath.Join(instance.SettDir(workspace), "local", name))
+}
+
+// recordStateDir is the state directory of a record: the one it names when
+// that is valid, else the current location.
+func recordStateDir(rec *instance.Record) stateDir {
+	if sd, err := checkStateDir(rec); err == nil {
+		return sd
+	}
+	return stateDirOf(rec.Workspace, rec.Name)
+}
+
+// migrateLegacyState moves the state directory an earlier version kept in
+// the workspace to the state home, unless the state home already has one.
+// It refuses while a supervisor still runs from the legacy directory. It
+// returns the directory it moved from ("" when there was nothing to move).
+func migrateLegacyState(workspace, name string) (string, error) {
+	legacy, cur := legacyStateDirOf(workspace, name), stateDirOf(workspace, name)
+	if _, err := os.Stat(legacy.path()); err != nil {
+		return "", nil
+	}
+	if _, err := os.Stat(cur.path()); err == nil {
+		return "", nil
+	}
+	if st, err := ReadStatus(legacy.statusFile()); err == nil && supervisorRunning(st.SupervisorPID, legacy) {
+		return "", fmt.Errorf("%w: instance %q still runs from its old state directory %s inside the workspace: stop it with `sett down --name %s`, then `sett up` moves its state out of the workspace",
+			ErrAlreadyRunning, name, legacy, name)
+	}
+	if err := os.MkdirAll(filepath.Dir(cur.path()), 0o700); err != nil {
+		return "", fmt.Errorf("local: %w", err)
+	}
+	if err := os.Rename(legacy.path(), cur.path()); err != nil {
+		return "", fmt.Errorf("local: move the state of instance %q from %s to %s: %w (move it by hand, or remove it to start afresh)",
+			name, legacy, cur, err)
+	}
+	return legacy.path(), nil
 }
 
 func (d stateDir) path() string          { return string(d) }
@@ -34,13 +75,17 @@ func (d stateDir) logPath(component string) string {
 }
 
 // checkStateDir returns the state directory a record names, after checking
-// that it is <workspace>/.sett/local/<name>: Down removes it on purge, so
-// a corrupt or hand-edited record must never point it elsewhere.
+// that it is the instance's (in the state home, or the legacy one in the
+// workspace): Down removes it on purge, so a corrupt or hand-edited record
+// must never point it elsewhere.
 func checkStateDir(rec *instance.Record) (stateDir, error) {
 	if rec.StateDir == "" || rec.Workspace == "" || rec.Name == "" {
 		return "", fmt.Errorf("%w: instance %q has no state directory or workspace", ErrBadRecord, rec.Name)
 	}
 	want := stateDirOf(rec.Workspace, rec.Name)
+	if legacy := legacyStateDirOf(rec.Workspace, rec.Name); filepath.Clean(rec.StateDir) == legacy.path() {
+		return legacy, nil
+	}
 	if filepath.Clean(rec.StateDir) != want.path() {
 		return "", fmt.Errorf("%w: instance %q names state directory %s, expected %s", ErrBadRecord, rec.Name, rec.StateDir, want)
 	}
@@ -102,7 +147,7 @@ func (d stateDir) redisPassword(configured string) (pw string, created bool, err
 // writeRedisConf writes the configuration of the instance's redis-server.
 // The password goes into this file (mode 0600), never onto the command
 // line, where every user of the host could read it in ps.
-func (d stateDir) writeRedisConf(port int, password string) error {
+func (d stateDir) writeRedisConf(port int, password string, users ...string) error {
 	lines := []string{
 		"# Written by sett up (local runtime); rewritten on every start.",
 		"bind 127.0.0.1",
@@ -114,6 +159,9 @@ func (d stateDir) writeRedisConf(port int, password string) error {
 		"daemonize no",
 		`logfile ""`,
 	}
+	// The instance's ACL users (package acl), after requirepass, which
+	// keeps the default user for the CLI.
+	lines = append(lines, users...)
 	return writeFileAtomic(d.redisConf(), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 

@@ -141,3 +141,35 @@ func TestMkdirTrackedReportsTheTopmostCreatedDirectory(t *testing.T) {
 		t.Errorf("existing directory: top %q, err %v; want nothing created", top, err)
 	}
 }
+
+// A state directory an earlier version kept in the workspace (where tools
+// read the password) is moved to the state home by the next Up.
+func TestLegacyStateDirIsMovedOutOfTheWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	legacy := legacyStateDirOf(ws, "old")
+	if err := os.MkdirAll(legacy.path(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy.passwordFile(), []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	from, err := migrateLegacyState(ws, "old")
+	if err != nil || from != legacy.path() {
+		t.Fatalf("migrateLegacyState = %q, %v", from, err)
+	}
+	cur := stateDirOf(ws, "old")
+	if b, err := os.ReadFile(cur.passwordFile()); err != nil || string(b) != "pw\n" {
+		t.Errorf("password in the state home: %q, %v", b, err)
+	}
+	if _, err := os.Stat(legacy.path()); !os.IsNotExist(err) {
+		t.Errorf("legacy directory still there: %v", err)
+	}
+	if strings.HasPrefix(cur.path(), ws) {
+		t.Errorf("state directory %s is inside the workspace", cur)
+	}
+	// A record naming the legacy directory still passes the check (Down of
+	// an instance started by an earlier version).
+	if sd, err := checkStateDir(&instance.Record{Name: "old", Workspace: ws, StateDir: legacy.path()}); err != nil || sd != legacy {
+		t.Errorf("checkStateDir(legacy) = %v, %v", sd, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/observability"
+	"github.com/settdev/sett/internal/secretfd"
 )
 
 // Supervisor defaults.
@@ -61,6 +62,12 @@ type Supervisor struct {
 // returns nil after a clean stop, or the error that kept it from
 // starting.
 func Supervise(ctx context.Context, planPath string, logOut io.Writer) error {
+	// The supervisor holds every component's secrets: make it
+	// non-dumpable, so that tools running as the same user can neither
+	// read its /proc files nor attach to it.
+	if err := hideProcess(); err != nil {
+		return fmt.Errorf("local: make the supervisor non-dumpable: %w", err)
+	}
 	plan, err := ReadPlan(planPath)
 	if err != nil {
 		return err
@@ -248,6 +255,13 @@ func (s *Supervisor) start(c PlanComponent) (pid int, exited <-chan error, err e
 	cmd.Dir = c.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = groupAttr()
+	if len(c.Secrets) > 0 {
+		closeSecrets, err := secretfd.Attach(cmd, c.Secrets)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer closeSecrets()
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, nil, err
 	}

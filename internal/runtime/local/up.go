@@ -54,11 +54,12 @@ const (
 //   - The orchestrator and one cub per agent get a free loopback port
 //     each for /healthz and /readyz, and an environment built from the
 //     caller's with every SETT_* variable removed (except SETT_LOG_LEVEL)
-//     and then SETT_INSTANCE, SETT_REDIS_URL (password included),
-//     SETT_CONFIG (absolute), SETT_HTTP_ADDR, SETT_HASH_TAG and
+//     and then SETT_INSTANCE, SETT_CONFIG (absolute), SETT_HTTP_ADDR, SETT_HASH_TAG and
 //     SETT_LOG_FORMAT=json set; cubs also get SETT_AGENT, SETT_WORKSPACE,
 //     SETT_CUB_CONSUMER=<name>-<agent> and PATH=<dir of sett>:<workspace>/bin:$PATH.
-//     Every process runs in the workspace.
+//     Every process runs in the workspace. SETT_REDIS_URL (password
+//     included) reaches the daemons on a pipe (SETT_SECRETS_FD), never in
+//     their environment.
 //   - The detached supervisor is started and Up polls, against one
 //     deadline (ReadyTimeout), until Redis answers PING and every daemon
 //     answers /readyz with 200, reporting each component's progress.
@@ -75,6 +76,12 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	if err := checkSpec(&spec); err != nil {
 		return nil, err
 	}
+	if from, err := migrateLegacyState(spec.Workspace, spec.Name); err != nil {
+		return nil, err
+	} else if from != "" && spec.ProgressFunc != nil {
+		spec.ProgressFunc(runtime.Progress{Component: "state", State: "moved",
+			Detail: "from " + from + " (inside the workspace, readable by tools) to " + StateDir(spec.Workspace, spec.Name)})
+	}
 	sd := stateDirOf(spec.Workspace, spec.Name)
 	if err := checkNotRunning(spec, sd); err != nil {
 		return nil, err
@@ -86,6 +93,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	u := &upRun{r: r, spec: spec, sd: sd, bins: bins, external: external}
+	warnIsolation(ctx, spec, bins.cub)
 	rec, err := u.run(ctx)
 	if err != nil {
 		u.rollback(ctx)
@@ -148,7 +156,7 @@ func checkNotRunning(spec runtime.UpSpec, sd stateDir) error {
 		return err
 	}
 	for _, rec := range recs {
-		if rec.Runtime != instance.RuntimeLocal || !supervisorRunning(rec.SupervisorPID, stateDirOf(rec.Workspace, rec.Name)) {
+		if rec.Runtime != instance.RuntimeLocal || !supervisorRunning(rec.SupervisorPID, recordStateDir(rec)) {
 			continue
 		}
 		if rec.Name == spec.Name {
@@ -273,6 +281,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Instance: u.spec.Name, StatusPath: u.sd.statusFile()}
+	componentURL := map[string]string{}
 	if u.external {
 		u.redisURL = cfg.Services.Redis.ConnectURL()
 	} else {
@@ -282,7 +291,12 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		}
 		u.createdPassword = created
 		port := ports[len(ports)-1]
-		if err := u.sd.writeRedisConf(port, pw); err != nil {
+		creds, err := newACLCredentials(u.spec.Name, cfg.Services.Redis.HashTag, agents, "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return nil, err
+		}
+		componentURL = creds.urls
+		if err := u.sd.writeRedisConf(port, pw, creds.confLines...); err != nil {
 			return nil, err
 		}
 		u.redisURL = (&url.URL{Scheme: "redis", User: url.UserPassword("", pw),
@@ -293,15 +307,25 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		})
 	}
 
+	// The Redis URL (with the password) is a secret: the daemons get it on
+	// a pipe, not in their environment (see PlanComponent.Secrets).
+	secrets := map[string]string{"SETT_REDIS_URL": u.redisURL}
 	common := map[string]string{
 		"SETT_INSTANCE":   u.spec.Name,
-		"SETT_REDIS_URL":  u.redisURL,
 		"SETT_CONFIG":     u.spec.ConfigPath,
 		"SETT_HASH_TAG":   strconv.FormatBool(cfg.Services.Redis.HashTag),
 		"SETT_LOG_FORMAT": "json",
 	}
 	path := strings.Join([]string{filepath.Dir(u.bins.sett), filepath.Join(u.spec.Workspace, "bin"), os.Getenv("PATH")},
 		string(os.PathListSeparator))
+	// secretsFor hands a component its Redis URL on the secrets pipe: with
+	// its own ACL user when Sett started Redis, else the shared one.
+	secretsFor := func(component string) map[string]string {
+		if link, ok := componentURL[component]; ok {
+			return map[string]string{"SETT_REDIS_URL": link}
+		}
+		return secrets
+	}
 	for i, agent := range agents {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[1+i])
 		env := withEnv(baseEnv(os.Environ()), common, map[string]string{
@@ -310,17 +334,22 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			"SETT_WORKSPACE":    u.spec.Workspace,
 			"SETT_CUB_CONSUMER": u.spec.Name + "-" + agent,
 			"PATH":              path,
+			// The cub's tool ledger, which outlives a killed cub, and what
+			// its tools' sandbox hides (see daemon.isolateTools).
+			"SETT_RUN_DIR":   filepath.Join(u.sd.path(), "run", agent),
+			"SETT_TOOL_HIDE": strings.Join(toolHiddenDirs(u.spec.Workspace), string(os.PathListSeparator)),
 		})
 		plan.Components = append(plan.Components, PlanComponent{
-			Name: agent, Stage: stageCubs, Argv: []string{u.bins.cub}, Env: env, Dir: u.spec.Workspace,
+			Name: agent, Stage: stageCubs, Argv: []string{u.bins.cub}, Env: env, Secrets: secretsFor(agent), Dir: u.spec.Workspace,
 			LogPath: u.sd.logPath(agent), HTTPAddr: addr,
 		})
 	}
 	orchAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	plan.Components = append(plan.Components, PlanComponent{
 		Name: ComponentOrchestrator, Stage: stageOrchestrator, Argv: []string{u.bins.orchestrator},
-		Env: withEnv(baseEnv(os.Environ()), common, map[string]string{"SETT_HTTP_ADDR": orchAddr}),
-		Dir: u.spec.Workspace, LogPath: u.sd.logPath(ComponentOrchestrator), HTTPAddr: orchAddr,
+		Env:     withEnv(baseEnv(os.Environ()), common, map[string]string{"SETT_HTTP_ADDR": orchAddr}),
+		Secrets: secretsFor(ComponentOrchestrator),
+		Dir:     u.spec.Workspace, LogPath: u.sd.logPath(ComponentOrchestrator), HTTPAddr: orchAddr,
 	})
 	return plan, nil
 }

@@ -4,8 +4,13 @@
 -- KEYS[2] epoch STRING   sett:<i>:orchestrator:epoch
 -- ARGV[1] candidate id (unique per orchestrator process)
 -- ARGV[2] lease TTL in milliseconds; 0 resigns (releases a lease we hold)
+-- ARGV[3] optional: the caller's stable identity. When the lease is held
+--         by "<identity>#<anything else>" — an earlier boot of the same
+--         orchestrator, which the caller has proved dead — the caller
+--         takes it over at once instead of waiting for it to expire.
 --
--- Returns {'OK', epoch, 'acquired'|'renewed'} when the caller leads,
+-- Returns {'OK', epoch, 'acquired'|'renewed'|'reclaimed'} when the caller
+-- leads,
 -- {'HELD', holder} when another orchestrator leads, {'OK', '0', 'resigned'}
 -- after a resignation.
 --
@@ -23,8 +28,15 @@ if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {'OK', redis.call('GET', KEYS[2]) or '0', 'renewed'}
 end
+local how = 'acquired'
 if holder ~= false then
-  return {'HELD', holder}
+  local prefix = (ARGV[3] or '') .. '#'
+  if prefix == '#' or string.sub(holder, 1, #prefix) ~= prefix then
+    return {'HELD', holder}
+  end
+  -- A reclaim is an acquisition like any other: a new epoch fences every
+  -- late write of the earlier boot.
+  how = 'reclaimed'
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return {'OK', tostring(redis.call('INCR', KEYS[2])), 'acquired'}
+return {'OK', tostring(redis.call('INCR', KEYS[2])), how}

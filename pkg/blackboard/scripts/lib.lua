@@ -205,9 +205,10 @@ local function enqueue(queue, name, fields)
 end
 
 -- end_workflow moves a running workflow to a final status and announces it
--- once. A workflow that fails or is cancelled is also queued for the
--- orchestrator, which then ends its open claims. Returns true when this
--- call ended it.
+-- once. Every end is also queued for the orchestrator, which counts it
+-- (workflows_ended_total, completed ones included) and, for a workflow
+-- that failed or was cancelled, ends its open claims. Returns true when
+-- this call ended it.
 local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return false
@@ -215,9 +216,7 @@ local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, 
   redis.call('HSET', wf_key, 'status', status, 'ended_at_ms', tostring(ts), 'outcome', reason)
   emit(stream, channel, 'workflow_completed', ts,
     {'workflow_id', wf_id, 'status', status, 'reason', reason})
-  if status ~= 'completed' then
-    enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
-  end
+  enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
   return true
 end
 

@@ -1,0 +1,156 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/internal/stacktest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// aclUsers creates the instance's ACL users on the shared server and
+// returns each user's password by name.
+func aclUsers(t *testing.T, instance string, agents []string) map[string]string {
+	t.Helper()
+	raw := redistest.Raw(t)
+	ctx := context.Background()
+	pw := map[string]string{}
+	for _, u := range acl.Users(instance, false, agents) {
+		p, err := acl.NewPassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.Do(ctx, append([]any{"ACL"}, u.Args(p)...)...).Err(); err != nil {
+			t.Fatalf("%s: %v", u.SetUser("***"), err)
+		}
+		pw[u.Name] = p
+		name := u.Name
+		t.Cleanup(func() { _ = raw.Do(context.Background(), "ACL", "DELUSER", name).Err() })
+	}
+	return pw
+}
+
+// TestACLRolesAllowAndRefuse checks each role's allowed and refused
+// commands against a real Redis.
+func TestACLRolesAllowAndRefuse(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	inst := redistest.Instance(t)
+	pw := aclUsers(t, inst, []string{"planner", "reviewer"})
+	ctx := context.Background()
+	as := func(user string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: user, Password: pw[user]})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	own := "sett:" + inst + ":"
+	other := "sett:someone-else:"
+	type check struct {
+		name    string
+		args    []any
+		allowed bool
+	}
+	denied := func(name string, args ...any) check { return check{name: name, args: args} }
+	ok := func(name string, args ...any) check { return check{name: name, args: args, allowed: true} }
+	admin := []check{
+		denied("FLUSHALL", "FLUSHALL"), denied("FLUSHDB", "FLUSHDB"), denied("CONFIG GET", "CONFIG", "GET", "*"),
+		denied("KEYS", "KEYS", "*"), denied("SHUTDOWN", "SHUTDOWN"),
+		denied("SCRIPT FLUSH", "SCRIPT", "FLUSH"), denied("ACL SETUSER", "ACL", "SETUSER", "x"),
+		denied("other instance read", "GET", other+"control"), denied("other instance write", "HSET", other+"control", "a", "b"),
+	}
+	roles := map[string][]check{
+		acl.Name(inst, acl.RoleOrchestrator, ""): append([]check{
+			ok("HSET own", "HSET", own+"control", "x", "1"), ok("XADD agent inbox", "XADD", own+"agent:reviewer:inbox", "*", "a", "b"),
+			ok("PUBLISH own channel", "PUBLISH", own+"claim_events", "x"), denied("PUBLISH other channel", "PUBLISH", other+"claim_events", "x"),
+		}, admin...),
+		acl.Name(inst, acl.RoleCub, "planner"): append([]check{
+			ok("read any own key", "HGETALL", own+"claim:abc"), ok("write own heartbeat", "SET", own+"agent:planner:heartbeat", "1"),
+			ok("append own inbox ack", "XADD", own+"events", "*", "a", "b"),
+			denied("write another agent's inbox", "XADD", own+"agent:reviewer:inbox", "*", "a", "b"),
+			denied("write another agent's lease", "SET", own+"lease:c1:reviewer", "x"),
+			denied("leader lease", "SET", own+"orchestrator:leader", "me"),
+		}, admin...),
+		acl.Name(inst, acl.RoleReader, ""): append([]check{
+			ok("HGETALL", "HGETALL", own+"workflow:w"), ok("XRANGE", "XRANGE", own+"events", "-", "+"),
+			ok("SUBSCRIBE-able PING", "PING"),
+			denied("HSET", "HSET", own+"control", "paused", "1"), denied("EVALSHA", "EVALSHA", "0000000000000000000000000000000000000000", "0"),
+			denied("DEL", "DEL", own+"events"),
+		}, admin...),
+	}
+	admin0 := redistest.Raw(t)
+	for user, checks := range roles {
+		// DEBUG is refused by the server's enable-debug-command before
+		// ACLs are consulted, so ask the ACL itself.
+		if res, err := admin0.Do(ctx, "ACL", "DRYRUN", user, "DEBUG", "SLEEP", "0").Text(); err != nil || !strings.Contains(res, "no permissions") {
+			t.Errorf("%s: ACL DRYRUN DEBUG = %q, %v; want no permissions", user, res, err)
+		}
+		c := as(user)
+		for _, ch := range checks {
+			err := c.Do(ctx, ch.args...).Err()
+			if errors.Is(err, redis.Nil) {
+				err = nil
+			}
+			isNoPerm := err != nil && strings.HasPrefix(err.Error(), "NOPERM")
+			switch {
+			case ch.allowed && err != nil:
+				t.Errorf("%s: %s: %v, want allowed", user, ch.name, err)
+			case !ch.allowed && !isNoPerm:
+				t.Errorf("%s: %s: %v, want NOPERM", user, ch.name, err)
+			}
+		}
+	}
+}
+
+// TestWorkflowWithRestrictedUsers runs the three-phase pipeline with the
+// orchestrator and every cub on its own ACL user, then reads it back as
+// the read-only user, which cannot write.
+func TestWorkflowWithRestrictedUsers(t *testing.T) {
+	t.Parallel()
+	agents := []string{"auditor", "coder", "planner", "reviewer"}
+	var pw map[string]string
+	var inst string
+	s := stacktest.New(t, pipeline, stacktest.Options{ProcEnvFunc: func(name string) []string {
+		user := acl.Name(inst, acl.RoleOrchestrator, "")
+		if agent, ok := strings.CutPrefix(name, "cub-"); ok {
+			user = acl.Name(inst, acl.RoleCub, agent)
+		}
+		return []string{"SETT_REDIS_USERNAME=" + user, "SETT_REDIS_PASSWORD=" + pw[user]}
+	}})
+	inst = s.Instance
+	pw = aclUsers(t, inst, agents)
+	s.Up(agents...)
+	wf := s.PostGoal("Add a /health endpoint")
+	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+	}
+	if n := len(s.Artefacts(wf)); n != 5 {
+		t.Fatalf("%d artefacts, want 5 (goal, plan, review, audit note, code change)", n)
+	}
+
+	reader := acl.Name(inst, acl.RoleReader, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bb, err := blackboard.DialConn(ctx, blackboard.Conn{URL: s.Redis.URL(), Username: reader, Password: pw[reader]},
+		blackboard.Options{Instance: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	w, err := bb.GetWorkflow(ctx, wf)
+	if err != nil || w.Status != blackboard.WorkflowCompleted {
+		t.Fatalf("reader: workflow %+v, %v", w, err)
+	}
+	if _, err := bb.ReadEvents(ctx, "0", 10, 0); err != nil {
+		t.Fatalf("reader: events: %v", err)
+	}
+	if _, err := bb.Pause(ctx, "reader", "should be refused", blackboard.ControlFromCLI); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("reader pausing the instance: %v, want NOPERM", err)
+	}
+}

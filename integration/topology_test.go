@@ -1,0 +1,152 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/internal/stacktest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// topology is a production-shaped Redis the core scenarios run against:
+// how the test's client reaches it and the services.redis section the
+// daemons read.
+type topology struct {
+	conn    blackboard.Conn
+	yaml    string
+	hashTag bool
+}
+
+func (tp topology) stack(t *testing.T, config string) *stacktest.Stack {
+	return stacktest.New(t, config, stacktest.Options{Conn: &tp.conn, RedisYAML: tp.yaml, HashTag: tp.hashTag})
+}
+
+// clusterTopology starts a 3-master Redis Cluster.
+func clusterTopology(t *testing.T) topology {
+	cl, err := redistest.NewCluster(3, "cluster-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	return topology{
+		conn:    blackboard.Conn{ClusterAddrs: cl.Addrs(), Password: cl.Password},
+		yaml:    "password: " + cl.Password + "\ncluster:\n  addresses: [" + strings.Join(cl.Addrs(), ", ") + "]\n",
+		hashTag: true,
+	}
+}
+
+// sentinelTopology starts a master, a replica and a sentinel.
+func sentinelTopology(t *testing.T) (topology, *redistest.SentinelSet) {
+	set, err := redistest.NewSentinelSet("data-pw", "sentinel-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Stop)
+	return topology{
+		conn: blackboard.Conn{Password: set.Password, Sentinel: &blackboard.SentinelConn{
+			MasterName: set.MasterName, Addrs: []string{set.Sentinel.Addr}, Password: set.SentinelPassword}},
+		yaml: fmt.Sprintf("password: %s\nsentinel:\n  master_name: %s\n  addresses: [%s]\n  password: %s\n",
+			set.Password, set.MasterName, set.Sentinel.Addr, set.SentinelPassword),
+	}, set
+}
+
+// tlsTopology starts a TLS-only Redis that requires client certificates.
+func tlsTopology(t *testing.T) topology {
+	files, err := redistest.NewTLSFiles(filepath.Join(t.TempDir(), "tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := redistest.NewServer(redistest.ServerOptions{Password: "tls-pw", TLS: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return topology{
+		conn: blackboard.Conn{URL: srv.URL(), TLS: files.ClientConfig()},
+		yaml: fmt.Sprintf("url: %s\ntls:\n  ca_file: %s\n  cert_file: %s\n  key_file: %s\n  server_name: %s\n",
+			srv.URL(), files.CA, files.ClientCert, files.ClientKey, files.ServerName),
+	}
+}
+
+// TestCoreScenariosOnProductionRedis runs the three-phase pipeline, the
+// feedback loop and a cub crash against a Redis Cluster, a Sentinel-managed
+// master and a TLS-only Redis.
+func TestCoreScenariosOnProductionRedis(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("integration test: needs redis-server (run without -short)")
+	}
+	topologies := []struct {
+		name  string
+		start func(t *testing.T) topology
+	}{
+		{name: "cluster", start: clusterTopology},
+		{name: "sentinel", start: func(t *testing.T) topology { tp, _ := sentinelTopology(t); return tp }},
+		{name: "tls", start: tlsTopology},
+	}
+	for _, top := range topologies {
+		t.Run(top.name, func(t *testing.T) {
+			tp := top.start(t)
+			t.Run("three phases", func(t *testing.T) {
+				t.Parallel()
+				s := tp.stack(t, pipeline)
+				s.Up("planner", "reviewer", "auditor", "coder")
+				wf := s.PostGoal("Add a /health endpoint")
+				if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+					t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+				}
+				arts := s.Artefacts(wf)
+				for typ, want := range map[string]int{"GoalDefined": 1, "Plan": 1, "Review": 1, "AuditNote": 1, "CodeChange": 1} {
+					if got := len(stacktest.OfType(arts, typ)); got != want {
+						t.Errorf("%d %s artefacts, want %d", got, typ, want)
+					}
+				}
+			})
+			t.Run("feedback loop", func(t *testing.T) {
+				t.Parallel()
+				s := tp.stack(t, reviewLoop(`orchestrator: {bid_timeout: 2s}`, `, "--require", "tests"`))
+				s.Up("planner", "reviewer")
+				wf := s.PostGoal("Add a /health endpoint")
+				if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+					t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+				}
+				plans := stacktest.OfType(s.Artefacts(wf), "Plan")
+				if len(plans) != 2 || plans[1].Version != 2 || !strings.Contains(plans[1].Payload, "The Plan must mention tests.") {
+					t.Fatalf("%d plans, want v1 rejected and v2 addressing the feedback", len(plans))
+				}
+			})
+			t.Run("cub crash", func(t *testing.T) {
+				t.Parallel()
+				s := tp.stack(t, `version: "1.0"
+orchestrator: {bid_timeout: 2s, lease_ttl: 1s, agent_heartbeat_ttl: 1s, max_grant_attempts: 2}
+agents:
+  planner: {command: `+firstRunHangs+`, bidding_strategy: exclusive, consumes: ["GoalDefined"]}
+`)
+				_, cubs := s.Up("planner")
+				wf := s.PostGoal("retry me")
+				s.Eventually(wait, "the tool's first run", func() bool {
+					_, err := os.Stat(filepath.Join(s.Dir, "first-run"))
+					return err == nil
+				})
+				cubs["planner"].Kill()
+				cubs["planner"].Restart()
+				if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+					t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+				}
+				cl, err := s.BB.GetClaim(context.Background(), blackboard.DeriveID("claim", wf))
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans := stacktest.OfType(s.Artefacts(wf), "Plan")
+				if cl.Status != blackboard.ClaimComplete || len(plans) != 1 || plans[0].Metadata["token"] != "2" {
+					t.Fatalf("claim %s, %d plans; want complete with one plan written under grant token 2", cl.Status, len(plans))
+				}
+			})
+		})
+	}
+}

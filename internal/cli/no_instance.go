@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/settdev/sett/internal/instance"
+)
+
+// noInstanceError says precisely why a command found no instance: the
+// named instance does not exist, or is stopped (what `sett list` shows),
+// or this workspace has none. It still matches instance.ErrNoInstance.
+type noInstanceError struct{ msg string }
+
+func (e *noInstanceError) Error() string { return e.msg }
+func (e *noInstanceError) Unwrap() error { return instance.ErrNoInstance }
+
+// explainNoInstance replaces a bare instance.ErrNoInstance with what the
+// runtimes know: `sett status` must not say "no instance here" while
+// `sett list` shows the instance stopped, nor suggest --name to someone
+// who passed it. Other errors pass through.
+func explainNoInstance(ctx context.Context, app *App, err error) error {
+	if err == nil || !isNoInstance(err) {
+		return err
+	}
+	ws := filepath.Clean(app.Workspace())
+	name := app.InstanceName()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, rtName := range app.runtimeNames() {
+		ls, lerr := app.Runtimes[rtName].List(ctx)
+		if lerr != nil {
+			continue
+		}
+		for _, l := range ls {
+			mine := l.Name == name || (name == "" && filepath.Clean(l.Workspace) == ws)
+			if !mine {
+				continue
+			}
+			if l.Status == "stopped" {
+				return &noInstanceError{fmt.Sprintf("instance %s (%s runtime, workspace %s) is stopped: `sett up%s` starts it again with its data",
+					l.Name, l.Runtime, l.Workspace, nameFlag(name))}
+			}
+			return &noInstanceError{fmt.Sprintf("instance %s (%s runtime) is %s but has no record in %s: run the command in its workspace %s",
+				l.Name, l.Runtime, l.Status, ws, l.Workspace)}
+		}
+	}
+	if name != "" {
+		return &noInstanceError{fmt.Sprintf("no instance named %s: `sett list` shows the instances; `sett up --name %s` starts one here", name, name)}
+	}
+	return &noInstanceError{fmt.Sprintf("no instance in this workspace (%s): start one with `sett up`, or pass --name for another (`sett list` shows them)", ws)}
+}
+
+// isNoInstance reports whether err is, or wraps, instance.ErrNoInstance.
+func isNoInstance(err error) bool {
+	for e := err; e != nil; {
+		if e == instance.ErrNoInstance {
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+func nameFlag(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " --name " + name
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
+)
+
+func TestNoInstanceMessagesSayWhatIsTrue(t *testing.T) {
+	ws := lifecycleWorkspace(t, lifecycleConfig)
+	empty := map[string]runtime.Runtime{"local": &stubRuntime{name: "local"}}
+	stopped := map[string]runtime.Runtime{"local": &stubRuntime{name: "local",
+		listing: []runtime.Listing{{Name: "demo", Runtime: "local", Workspace: ws, Status: "stopped"}}}}
+	tests := []struct {
+		name     string
+		runtimes map[string]runtime.Runtime
+		args     []string
+		want     string
+		notWant  string
+	}{
+		{name: "down --name of an unknown instance", runtimes: empty, args: []string{"down", "--name", "ghost"},
+			want: "no instance named ghost", notWant: "pass --name"},
+		{name: "status of a stopped instance", runtimes: stopped, args: []string{"status"},
+			want: "instance demo (local runtime, workspace " + ws + ") is stopped: `sett up` starts it again"},
+		{name: "status --name of a stopped instance", runtimes: stopped, args: []string{"status", "--name", "demo"},
+			want: "`sett up --name demo` starts it again"},
+		{name: "status with nothing anywhere", runtimes: empty, args: []string{"status"},
+			want: "no instance in this workspace"},
+		{name: "logs of a stopped instance", runtimes: stopped, args: []string{"logs", "orchestrator"},
+			want: "is stopped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runLifecycle(t, ws, tt.runtimes, nil, tt.args...)
+			if !errors.Is(err, instance.ErrNoInstance) {
+				t.Fatalf("err = %v, want one matching ErrNoInstance", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || (tt.notWant != "" && strings.Contains(err.Error(), tt.notWant)) {
+				t.Errorf("err = %q, want it to contain %q (and not %q)", err, tt.want, tt.notWant)
+			}
+		})
+	}
+}

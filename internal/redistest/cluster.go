@@ -1,0 +1,137 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Cluster is a Redis Cluster of real redis-server processes on loopback,
+// masters only, with the 16384 slots split evenly between them.
+type Cluster struct {
+	Nodes    []*Server
+	Password string
+}
+
+// NewCluster starts masters cluster-enabled servers, assigns the slots,
+// joins them with CLUSTER MEET and waits until every node reports
+// cluster_state:ok. The caller must Stop it.
+func NewCluster(masters int, password string) (*Cluster, error) {
+	if masters < 1 {
+		return nil, fmt.Errorf("redistest: a cluster needs at least one master, not %d", masters)
+	}
+	c := &Cluster{Password: password}
+	for i := 0; i < masters; i++ {
+		busPort, err := freePort()
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		srv, err := NewServer(ServerOptions{Password: password, Extra: []string{
+			"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
+			"cluster-port " + strconv.Itoa(busPort), "masterauth " + password,
+		}})
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, srv)
+	}
+	if err := c.form(busPorts(c)); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// busPorts reads each node's cluster bus port back from its config.
+func busPorts(c *Cluster) []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		for _, l := range n.extra {
+			if p, ok := strings.CutPrefix(l, "cluster-port "); ok {
+				out[i] = p
+			}
+		}
+	}
+	return out
+}
+
+func (c *Cluster) form(bus []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	per := 16384 / len(c.Nodes)
+	for i, n := range c.Nodes {
+		rdb := n.Raw()
+		lo, hi := i*per, (i+1)*per-1
+		if i == len(c.Nodes)-1 {
+			hi = 16383
+		}
+		err := rdb.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err()
+		if err == nil && i > 0 {
+			host, port := hostPort(c.Nodes[0].Addr)
+			err = rdb.Do(ctx, "CLUSTER", "MEET", host, port, bus[0]).Err()
+		}
+		_ = rdb.Close()
+		if err != nil {
+			return fmt.Errorf("redistest: cluster node %s: %w", n.Addr, err)
+		}
+	}
+	// Poll every node's view against one deadline: gossip needs a few
+	// rounds before all of them agree that every slot is served.
+	for _, n := range c.Nodes {
+		rdb := n.Raw()
+		for {
+			info, err := rdb.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") &&
+				strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(c.Nodes))) {
+				break
+			}
+			if ctx.Err() != nil {
+				_ = rdb.Close()
+				return fmt.Errorf("redistest: cluster not ok after 30s (node %s: %q, %v)", n.Addr, firstLine(info), err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		_ = rdb.Close()
+	}
+	return nil
+}
+
+// Addrs are the nodes' host:port, the seeds a cluster client needs.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Client is a go-redis cluster client on the cluster; the caller closes it.
+func (c *Cluster) Client() *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), Password: c.Password})
+}
+
+// Stop kills every node and removes their data.
+func (c *Cluster) Stop() {
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+}
+
+func hostPort(addr string) (string, string) {
+	i := strings.LastIndexByte(addr, ':')
+	return addr[:i], addr[i+1:]
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,101 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SentinelSet is a Sentinel-managed deployment of real processes: a master
+// (AOF everysec, like production), one replica and one sentinel
+// (redis-server --sentinel) that promotes the replica when the master dies.
+type SentinelSet struct {
+	MasterName string
+	// Password is the data nodes' password; SentinelPassword the
+	// sentinel's own.
+	Password         string
+	SentinelPassword string
+	Master           *Server
+	Replica          *Server
+	Sentinel         *Server
+}
+
+// NewSentinelSet starts the master, the replica and the sentinel and waits
+// until the replica is in sync and the sentinel knows it. The caller must
+// Stop it.
+func NewSentinelSet(password, sentinelPassword string) (*SentinelSet, error) {
+	s := &SentinelSet{MasterName: "sett-master", Password: password, SentinelPassword: sentinelPassword}
+	var err error
+	common := []string{"masterauth " + password, "repl-diskless-sync yes", "repl-diskless-sync-delay 0"}
+	if s.Master, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec", Extra: common}); err != nil {
+		return nil, err
+	}
+	host, port := hostPort(s.Master.Addr)
+	if s.Replica, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec",
+		Extra: append(common, "replicaof "+host+" "+port)}); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if s.Sentinel, err = NewServer(ServerOptions{Password: sentinelPassword, Sentinel: true, Extra: []string{
+		fmt.Sprintf("sentinel monitor %s %s %s 1", s.MasterName, host, port),
+		fmt.Sprintf("sentinel auth-pass %s %s", s.MasterName, password),
+		fmt.Sprintf("sentinel down-after-milliseconds %s 1000", s.MasterName),
+		fmt.Sprintf("sentinel failover-timeout %s 10000", s.MasterName),
+	}}); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if err := s.waitReplicaKnown(30 * time.Second); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReplicaKnown polls until the sentinel lists a replica in sync.
+func (s *SentinelSet) waitReplicaKnown(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	sc := s.SentinelClient()
+	defer sc.Close()
+	for {
+		reps, err := sc.Replicas(ctx, s.MasterName).Result()
+		if err == nil && len(reps) > 0 && reps[0]["flags"] == "slave" && reps[0]["master-link-status"] == "ok" {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redistest: sentinel does not see a replica in sync after %s: %v %v", timeout, reps, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// SentinelClient talks to the sentinel itself; the caller closes it.
+func (s *SentinelSet) SentinelClient() *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: s.Sentinel.Addr, Password: s.SentinelPassword})
+}
+
+// MasterAddr asks the sentinel which node is the master now.
+func (s *SentinelSet) MasterAddr(ctx context.Context) (string, error) {
+	sc := s.SentinelClient()
+	defer sc.Close()
+	a, err := sc.GetMasterAddrByName(ctx, s.MasterName).Result()
+	if err != nil {
+		return "", err
+	}
+	return a[0] + ":" + a[1], nil
+}
+
+// Stop kills every process and removes their data.
+func (s *SentinelSet) Stop() {
+	for _, srv := range []*Server{s.Sentinel, s.Replica, s.Master} {
+		if srv != nil {
+			srv.Stop()
+		}
+	}
+}

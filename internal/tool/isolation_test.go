@@ -1,0 +1,299 @@
+//go:build linux
+
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// runnerHelperEnv makes the test binary run one tool (a JSON Spec in the
+// variable) with a ledger and block: a stand-in for a cub that a test
+// kills with SIGKILL.
+const runnerHelperEnv = "SETT_TOOL_RUNNER_HELPER"
+
+func runnerHelper() int {
+	var s Spec
+	if err := json.Unmarshal([]byte(os.Getenv(runnerHelperEnv)), &s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	r := Run(context.Background(), s)
+	fmt.Fprintln(os.Stderr, "tool ended:", r.Detail)
+	return 0
+}
+
+// alive reports whether pid runs (zombies count as gone).
+func alive(pid int) bool {
+	st, ok := readStat(pid)
+	return ok && st.state != 'Z'
+}
+
+// waitFor polls cond against one deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling observable state, not waiting for time
+	}
+}
+
+// startKilledRunner starts a runner (the test binary) running script as
+// the tool with a ledger, waits until the tool wrote the pid of its
+// background child, kills the runner with SIGKILL and returns the ledger
+// and the pids of the tool (its group leader) and of the background child.
+func startKilledRunner(t *testing.T, script string) (l *Ledger, leader, child int) {
+	t.Helper()
+	dir := t.TempDir()
+	l = &Ledger{Dir: filepath.Join(dir, "run")}
+	pidFile := filepath.Join(dir, "child.pid")
+	spec, _ := json.Marshal(Spec{Command: []string{"/bin/sh", "-c", script}, Dir: dir,
+		Env: []string{"PATH=/usr/bin:/bin", "PIDFILE=" + pidFile}, Ledger: l})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), runnerHelperEnv+"="+string(spec))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the tool's child pid", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return child > 0
+	})
+	entries, err := os.ReadDir(l.Dir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("ledger %s: %v %v, want one entry while the tool runs", l.Dir, entries, err)
+	}
+	leader, _ = strconv.Atoi(strings.TrimSuffix(entries[0].Name(), ".json"))
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	t.Cleanup(func() { _ = syscall.Kill(-leader, syscall.SIGKILL); _ = syscall.Kill(child, syscall.SIGKILL) })
+	return l, leader, child
+}
+
+// A tool never outlives the process that runs it: killed with SIGKILL, the
+// runner cannot stop it, but the parent-death signal does. The tool's own
+// background child (no parent-death signal of its own) is left, and the
+// ledger lets the next runner kill it before it starts anything.
+func TestToolDiesWithItsRunnerAndTheLedgerKillsTheRest(t *testing.T) {
+	l, leader, child := startKilledRunner(t, `sleep 300 & echo $! > "$PIDFILE"; wait`)
+	waitFor(t, "the tool (group leader) to die with its runner", func() bool { return !alive(leader) })
+	if !alive(child) {
+		t.Fatalf("the tool's background child %d died too: the ledger check below would prove nothing", child)
+	}
+	n, err := l.KillLeftovers(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("KillLeftovers = %d, %v; want 1 group killed", n, err)
+	}
+	if alive(child) {
+		t.Errorf("the tool's child %d outlived KillLeftovers", child)
+	}
+	if entries, _ := os.ReadDir(l.Dir); len(entries) != 0 {
+		t.Errorf("ledger entries left: %v", entries)
+	}
+}
+
+// A ledger entry whose pid now belongs to another process is not killed.
+func TestLedgerLeavesAReusedPidAlone(t *testing.T) {
+	dir := t.TempDir()
+	l := &Ledger{Dir: dir}
+	other := exec.Command("sleep", "300")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	pid := other.Process.Pid
+	b, _ := json.Marshal(ledgerEntry{PGID: pid, StartTicks: 1, Command: []string{"old"}})
+	if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.KillLeftovers(context.Background()); n != 0 || err != nil {
+		t.Errorf("KillLeftovers = %d, %v; want the reused pid left alone", n, err)
+	}
+	if !alive(pid) {
+		t.Errorf("KillLeftovers killed process %d, whose start time differs from the entry", pid)
+	}
+}
+
+// The sandbox hides the state directory, makes a read-only workspace
+// read-only, shows the tool only its own processes, and takes every
+// process of the tool with it. It needs Linux namespaces (root or
+// CAP_SYS_ADMIN); without them ProbeSandbox must say so.
+func TestSandboxHidesProtectsAndContains(t *testing.T) {
+	ctx := context.Background()
+	if os.Geteuid() != 0 {
+		if err := ProbeSandbox(ctx, os.Args[0], nil); err == nil {
+			t.Fatal("ProbeSandbox succeeded without root: expected it to report that namespaces are unavailable")
+		}
+		return
+	}
+	if err := ProbeSandbox(ctx, os.Args[0], nil); err != nil {
+		t.Fatalf("ProbeSandbox as root: %v", err)
+	}
+	secretDir, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secretDir, "redis.password"), []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat "$SECRET"/redis.password 2>&1; ls "$SECRET" 2>&1
+echo x > written 2>&1 || echo "write refused"
+for p in /proc/[0-9]*; do tr '\0' ' ' < $p/environ 2>/dev/null; tr '\0' ' ' < $p/cmdline 2>/dev/null; ls $p/root$SECRET 2>/dev/null; echo; done
+echo "procs: $(ls -d /proc/[0-9]* | wc -l)"`
+	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c", script}, Dir: ws,
+		Env:     []string{"PATH=/usr/bin:/bin", "SECRET=" + secretDir},
+		Sandbox: &Sandbox{HelperPath: os.Args[0], Hide: []string{secretDir}, ReadOnly: []string{ws}}})
+	out := string(r.Stdout) + string(r.Stderr)
+	if r.Failure != "" {
+		t.Fatalf("sandboxed run failed: %s: %s", r.Detail, out)
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Errorf("the tool read the hidden directory: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "written")); err == nil || !strings.Contains(out, "write refused") {
+		t.Errorf("the tool wrote into its read-only workspace (stat err %v): %s", err, out)
+	}
+	if strings.Contains(out, runnerHelperEnv) || strings.Contains(out, "-test.") {
+		t.Errorf("the tool sees processes outside its sandbox: %s", out)
+	}
+	t.Logf("sandboxed tool output:\n%s", out)
+}
+
+// A tool's daemonised grandchild dies with the sandbox, not later.
+func TestSandboxKillsWhatTheToolLeaves(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("needs root for namespaces; TestSandboxHidesProtectsAndContains checks that the probe says so")
+		return
+	}
+	dir := t.TempDir()
+	arg := strconv.Itoa(300000 + rand.IntN(1000000)) // names this test's sleep among the host's processes
+	// setsid leaves the process group: only the namespace can catch it.
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c",
+		`setsid sleep ` + arg + ` </dev/null >/dev/null 2>&1 & echo ok`}, Dir: dir,
+		Env:     []string{"PATH=/usr/bin:/bin"},
+		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
+	if r.Failure != "" {
+		t.Fatalf("run: %s %s", r.Detail, r.Stderr)
+	}
+	waitFor(t, "no 'sleep "+arg+"' of this sandbox left", func() bool { return len(sleepers(arg)) == 0 })
+}
+
+// sleepers lists the pids running `sleep arg` on this host.
+func sleepers(arg string) []int {
+	var out []int
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if string(b) == "sleep\x00"+arg+"\x00" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// unprivilegedEnv makes the test binary rerun one test as this uid.
+const unprivilegedEnv = "SETT_TOOL_TEST_AS_UID"
+
+// Without root the sandbox uses a user namespace: a tool of an ordinary
+// user cannot read that user's own state directory, nor write its ro
+// workspace. (Run as root, the test reruns itself as uid 65534.)
+func TestSandboxWithoutRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// t.TempDir's parent is private to root: use a directory uid 65534
+		// can reach.
+		dir, err := os.MkdirTemp("", "sett-sandbox-unpriv-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		self, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "tool.test")
+		if err := os.WriteFile(bin, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-test.run=^TestSandboxWithoutRoot$", "-test.v")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", unprivilegedEnv + "=65534", "TMPDIR=" + dir}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("as uid 65534: %v\n%s", err, out)
+		}
+		t.Logf("as uid 65534:\n%s", out)
+		return
+	}
+	ctx := context.Background()
+	// Like the cub, which hides its secrets this way.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ProbeSandbox(ctx, os.Args[0], nil); err != nil {
+		t.Fatalf("ProbeSandbox as uid %d: %v (unprivileged user namespaces disabled?)", os.Geteuid(), err)
+	}
+	secretDir, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secretDir, "redis.password"), []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(secretDir, "redis.password")); err != nil || string(b) != "hunter2\n" {
+		t.Fatalf("the user cannot read its own secret (%v): the test would prove nothing", err)
+	}
+	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c",
+		`cat "$SECRET"/redis.password 2>&1; echo x > written 2>&1 || echo "write refused"; id -u; grep Cap /proc/self/status`},
+		Dir: ws, Env: []string{"PATH=/usr/bin:/bin", "SECRET=" + secretDir},
+		Sandbox: &Sandbox{HelperPath: os.Args[0], Hide: []string{secretDir}, ReadOnly: []string{ws}}})
+	out := string(r.Stdout) + string(r.Stderr)
+	if r.Failure != "" {
+		t.Fatalf("sandboxed run failed: %s: %s", r.Detail, out)
+	}
+	if strings.Contains(out, "hunter2") || !strings.Contains(out, "write refused") {
+		t.Errorf("the unprivileged sandbox leaked or let the tool write:\n%s", out)
+	}
+	if !strings.Contains(out, "\n"+strconv.Itoa(os.Geteuid())+"\n") || !strings.Contains(out, "CapEff:\t0000000000000000") {
+		t.Errorf("the tool does not run as uid %d without capabilities:\n%s", os.Geteuid(), out)
+	}
+	t.Logf("unprivileged sandbox:\n%s", out)
+}
+
+// A sandboxed tool can still be asked to stop: SIGTERM reaches it with its
+// default action (the helper catches it rather than ignore it, which the
+// tool would inherit).
+func TestSandboxedToolStopsOnSIGTERM(t *testing.T) {
+	if ProbeSandbox(context.Background(), os.Args[0], nil) != nil {
+		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
+		return
+	}
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; while :; do sleep 0.05; done"},
+		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 500 * time.Millisecond, StopGrace: 20 * time.Second,
+		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
+	if r.Failure != FailureTimeout || !strings.Contains(string(r.Stdout), "got-term") {
+		t.Errorf("failure %q, stdout %q: want a timeout that the tool saw as SIGTERM", r.Failure, r.Stdout)
+	}
+}

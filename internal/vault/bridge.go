@@ -1,0 +1,363 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/priority"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// Options configure a Bridge (vault in sett.yml, defaults applied).
+type Options struct {
+	// Path is the vault folder, absolute.
+	Path string
+	// RescanInterval is the period of the full pass without file events;
+	// zero means 30s.
+	RescanInterval time.Duration
+	// MaxConcurrentTasks bounds the task files in In_Progress/; 0 means
+	// no limit.
+	MaxConcurrentTasks int
+	// MaxFileBytes is the largest file read; zero means 1MiB.
+	MaxFileBytes int64
+	// Weights score task priorities (orchestrator.priority).
+	Weights priority.Weights
+}
+
+// minPassGap spaces full passes woken by blackboard events: a busy
+// instance writes many events, and one pass covers them all.
+const minPassGap = 50 * time.Millisecond
+
+// maxActivity is how many recent lines Dashboard.md shows.
+const maxActivity = 20
+
+// Bridge keeps the vault and the blackboard in step while it runs (SPEC
+// §9). Run it on the leading orchestrator only; it is the one writer of
+// the vault's projections. A Bridge is not safe for concurrent passes:
+// Run serialises them.
+type Bridge struct {
+	bb  *blackboard.Client
+	opt Options
+	log zerolog.Logger
+	// NowFunc is the clock for scores and timestamps; time.Now unless a
+	// test replaces it.
+	NowFunc func() time.Time
+
+	mu       sync.Mutex
+	activity []string
+	merged   map[string]bool // workflows whose memory changed since the last mirror
+
+	refused  map[string]string // path → reason
+	memStamp map[string]string // file → size/mtime last published
+	state    *vaultState
+	lastDash string
+	warned   int
+}
+
+// NewBridge returns a bridge for opt.Path writing through bb.
+func NewBridge(bb *blackboard.Client, opt Options, log zerolog.Logger) *Bridge {
+	if opt.RescanInterval <= 0 {
+		opt.RescanInterval = 30 * time.Second
+	}
+	if opt.MaxFileBytes <= 0 {
+		opt.MaxFileBytes = 1 << 20
+	}
+	return &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
+		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{}}
+}
+
+// Path returns the vault folder.
+func (b *Bridge) Path() string { return b.opt.Path }
+
+// Run scaffolds what is missing, then keeps the vault in step until ctx
+// ends: at once for file events and blackboard events, and every
+// RescanInterval in any case (file systems without events). Errors of a
+// pass are logged and the pass is retried; Run returns nil when ctx ends.
+func (b *Bridge) Run(ctx context.Context) error {
+	if _, err := Scaffold(b.opt.Path); err != nil {
+		b.log.Error().Err(err).Msg("cannot create the vault layout; the vault bridge waits for the next rescan")
+	}
+	// File events wake the bridge at once (a person is waiting for the
+	// result); blackboard events, which a busy instance writes by the
+	// hundred, at most every minPassGap.
+	wake, wakeFS := make(chan struct{}, 1), make(chan struct{}, 1)
+	pokeOn := func(ch chan struct{}) func() {
+		return func() {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	stopWatch := b.watch(ctx, pokeOn(wakeFS))
+	defer stopWatch()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); b.followEvents(ctx, pokeOn(wake)) }()
+	defer wg.Wait()
+
+	tick := time.NewTicker(b.opt.RescanInterval)
+	defer tick.Stop()
+	for {
+		if err := b.Sync(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn().Err(err).Msg("vault pass failed; retrying on the next change or rescan")
+		}
+		gap := time.NewTimer(minPassGap)
+		fileEvent := false
+		select {
+		case <-ctx.Done():
+			gap.Stop()
+			return nil
+		case <-gap.C:
+		case <-wakeFS:
+			gap.Stop()
+			fileEvent = true
+		}
+		if fileEvent {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-wakeFS:
+		case <-tick.C:
+		}
+	}
+}
+
+// watch subscribes to file events in the folders people write to; it
+// returns the function that stops watching. Without file events the
+// rescan still finds everything.
+func (b *Bridge) watch(ctx context.Context, poke func()) func() {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		b.log.Warn().Err(err).Msg("file events unavailable; the vault is read every rescan_interval")
+		return func() {}
+	}
+	for _, d := range []string{"", NeedsAction, PendingApproval, Approved, Rejected} {
+		if err := fw.Add(filepath.Join(b.opt.Path, d)); err != nil {
+			b.log.Warn().Err(err).Str("folder", d).Msg("cannot watch a vault folder; it is read every rescan_interval")
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case ev, ok := <-fw.Events:
+				if !ok {
+					return
+				}
+				if ev.Op == fsnotify.Chmod {
+					continue
+				}
+				name := filepath.Base(ev.Name)
+				if strings.HasPrefix(name, ".") && name != ".sett_stop" {
+					continue // our own temp files among them
+				}
+				poke()
+			case _, ok := <-fw.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); _ = fw.Close() }
+}
+
+// followEvents wakes the bridge for every new blackboard event and notes
+// what Dashboard.md shows as recent activity.
+func (b *Bridge) followEvents(ctx context.Context, poke func()) {
+	after := ""
+	for ctx.Err() == nil {
+		if after == "" {
+			id, err := b.bb.LastEventID(ctx)
+			if err != nil {
+				if !sleepCtx(ctx, time.Second) {
+					return
+				}
+				continue
+			}
+			after = id
+			if after == "" {
+				after = "0-0"
+			}
+		}
+		evs, err := b.bb.ReadEvents(ctx, after, 512, 2*time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Debug().Err(err).Msg("reading the event stream failed; retrying")
+			if !sleepCtx(ctx, time.Second) {
+				return
+			}
+			continue
+		}
+		if len(evs) == 0 {
+			continue
+		}
+		for _, ev := range evs {
+			after = ev.StreamID
+			b.noteEvent(ev)
+		}
+		poke()
+	}
+}
+
+func (b *Bridge) noteEvent(ev blackboard.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ev.Type == blackboard.EventMemoryMerged && ev.WorkflowID != "" {
+		b.merged[ev.WorkflowID] = true
+	}
+	var line string
+	switch ev.Type {
+	case blackboard.EventWorkflowStarted:
+		line = "workflow " + short(ev.WorkflowID) + " started"
+	case blackboard.EventWorkflowCompleted:
+		line = "workflow " + short(ev.WorkflowID) + " ended " + ev.Field("status")
+	case blackboard.EventApprovalRequested:
+		line = "approval requested for " + short(ev.ArtefactID)
+	case blackboard.EventApprovalDecided:
+		line = fmt.Sprintf("approval of %s decided: %s by %s (%s)", short(ev.ArtefactID), ev.Field("decision"), orDash(ev.Field("by")), ev.Field("channel"))
+	case blackboard.EventApprovalExpired:
+		line = "approval of " + short(ev.ArtefactID) + " timed out"
+	case blackboard.EventLearningRecorded:
+		line = "learning recorded (workflow " + short(ev.WorkflowID) + ")"
+	case blackboard.EventPaused:
+		line = "paused"
+	case blackboard.EventResumed:
+		line = "resumed"
+	default:
+		return
+	}
+	at := time.UnixMilli(ev.TsMs).UTC().Format("2006-01-02 15:04:05")
+	b.activity = append(b.activity, at+" — "+line)
+	if len(b.activity) > maxActivity {
+		b.activity = b.activity[len(b.activity)-maxActivity:]
+	}
+}
+
+func (b *Bridge) note(line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.activity = append(b.activity, b.NowFunc().UTC().Format("2006-01-02 15:04:05")+" — "+line)
+	if len(b.activity) > maxActivity {
+		b.activity = b.activity[len(b.activity)-maxActivity:]
+	}
+}
+
+// Sync runs one full pass: new tasks, approvals, finished workflows, the
+// memory files and the dashboard. Each step is idempotent; an error
+// stops the pass and the next one starts over.
+func (b *Bridge) Sync(ctx context.Context) error {
+	var errs []error
+	for p := range b.refused {
+		if _, err := os.Lstat(p); err != nil {
+			delete(b.refused, p)
+		}
+	}
+	if err := b.ingest(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tasks: %w", err))
+	}
+	learned, err := b.learnings(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("learnings: %w", err))
+	}
+	pending, err := b.approvals(ctx, learned)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("approvals: %w", err))
+	}
+	running, err := b.workflows(ctx, pending, learned)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("workflows: %w", err))
+	}
+	if err := b.toolMemory(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tool memory: %w", err))
+	}
+	if err := b.memories(ctx, false); err != nil {
+		errs = append(errs, fmt.Errorf("memories: %w", err))
+	}
+	if err := b.dashboard(ctx, pending, running); err != nil {
+		errs = append(errs, fmt.Errorf("dashboard: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// listMD returns the names of the entries of a vault folder that are not
+// ignored, sorted.
+func (b *Bridge) listMD(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(b.opt.Path, dir))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() || Ignored(e.Name()) {
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// refuse records (and logs once) why a file is left alone.
+func (b *Bridge) refuse(path, reason string) {
+	if b.refused[path] != reason {
+		b.log.Warn().Str("file", b.rel(path)).Str("reason", reason).Msg("vault file refused; it is left as it is")
+	}
+	b.refused[path] = reason
+}
+
+// rel names a path relative to the vault for messages.
+func (b *Bridge) rel(p string) string {
+	if r, err := filepath.Rel(b.opt.Path, p); err == nil {
+		return r
+	}
+	return p
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package vault
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// DashboardData is what Dashboard.md shows.
+type DashboardData struct {
+	Paused      blackboard.PauseState
+	Pending     []PendingItem
+	Running     []runningTask
+	NeedsAction int
+	InProgress  int
+	Scheduler   blackboard.SchedulerCounts
+	Invalid     []refusal
+	Activity    []string
+	Updated     time.Time
+}
+
+// PendingItem is one approval waiting, with its file.
+type PendingItem struct {
+	Request blackboard.ApprovalRequest
+	File    string
+}
+
+// RenderDashboard renders Dashboard.md.
+func RenderDashboard(d DashboardData) string {
+	var s strings.Builder
+	s.WriteString("# Sett dashboard\n\n")
+	s.WriteString("<!-- Written by Sett from the blackboard; edits are overwritten. `sett vault rebuild` regenerates it. -->\n\n")
+	if d.Paused.Paused {
+		fmt.Fprintf(&s, "**PAUSED** since %s by %s: %s\n\n", msTime(d.Paused.SinceMs), orDash(d.Paused.By), orDash(d.Paused.Reason))
+	} else {
+		s.WriteString("Running (not paused). Create `.sett_stop` in the vault to pause; delete it to resume.\n\n")
+	}
+	s.WriteString("## Pending approvals\n\n")
+	if len(d.Pending) == 0 {
+		s.WriteString("None.\n\n")
+	} else {
+		s.WriteString("| File | Type | Version | Requested | Expires |\n|---|---|---|---|---|\n")
+		for _, p := range d.Pending {
+			r := p.Request
+			fmt.Fprintf(&s, "| %s | %s | v%d | %s | %s |\n", cell(p.File), cell(r.ArtefactType), r.Version, msTime(r.RequestedAtMs), orDash(msTime(r.ExpiresAtMs)))
+		}
+		s.WriteString("\nTo decide: move the file to `Approved/` or `Rejected/` (with a `reason:`), set `approval_status: approved|rejected` in it, or run `sett approve ID` / `sett reject ID --reason TEXT`.\n\n")
+	}
+	s.WriteString("## Running workflows\n\n")
+	if len(d.Running) == 0 {
+		s.WriteString("None.\n\n")
+	} else {
+		for _, r := range d.Running {
+			fmt.Fprintf(&s, "- %s — workflow %s — %s\n", r.File, short(r.WorkflowID), r.State)
+		}
+		s.WriteString("\n")
+	}
+	s.WriteString("## Queues\n\n")
+	fmt.Fprintf(&s, "- Needs_Action: %d waiting\n- In_Progress: %d\n- Pending approvals: %d\n- Claims running: %d, waiting for capacity: %d\n\n",
+		d.NeedsAction, d.InProgress, len(d.Pending), d.Scheduler.Running, d.Scheduler.Waiting)
+	s.WriteString("## Invalid files\n\n")
+	if len(d.Invalid) == 0 {
+		s.WriteString("None.\n\n")
+	} else {
+		for _, r := range d.Invalid {
+			fmt.Fprintf(&s, "- `%s`: %s\n", r.Path, r.Reason)
+		}
+		s.WriteString("\n")
+	}
+	s.WriteString("## Recent activity\n\n")
+	if len(d.Activity) == 0 {
+		s.WriteString("Nothing yet.\n")
+	} else {
+		for i := len(d.Activity) - 1; i >= 0; i-- {
+			fmt.Fprintf(&s, "- %s\n", d.Activity[i])
+		}
+	}
+	return s.String()
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// dashboard rewrites Dashboard.md when what it shows changed.
+func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalRequest, running []runningTask) error {
+	var d DashboardData
+	var err error
+	if d.Paused, err = b.bb.GetPauseState(ctx); err != nil {
+		return err
+	}
+	if d.Scheduler, err = b.bb.CountScheduler(ctx); err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for _, folder := range approvalFolders {
+		names, _ := b.listMD(folder)
+		for _, n := range names {
+			for _, r := range pending {
+				if strings.HasSuffix(strings.TrimSuffix(n, ".md"), short(r.ArtefactID)) {
+					files[r.ArtefactID] = folder + "/" + n
+				}
+			}
+		}
+	}
+	for _, r := range pending {
+		d.Pending = append(d.Pending, PendingItem{Request: r, File: orDash(files[r.ArtefactID])})
+	}
+	d.Running = running
+	na, _ := b.listMD(NeedsAction)
+	ip, _ := b.listMD(InProgress)
+	d.NeedsAction, d.InProgress = len(na), len(ip)
+	for p, why := range b.refused {
+		d.Invalid = append(d.Invalid, refusal{Path: b.rel(p), Reason: why})
+	}
+	sort.Slice(d.Invalid, func(i, j int) bool { return d.Invalid[i].Path < d.Invalid[j].Path })
+	b.mu.Lock()
+	d.Activity = append([]string(nil), b.activity...)
+	b.mu.Unlock()
+	text := RenderDashboard(d)
+	if text == b.lastDash {
+		return nil
+	}
+	if err := writeIfChanged(filepath.Join(b.opt.Path, DashboardFile), []byte(text)); err != nil {
+		return err
+	}
+	b.lastDash = text
+	return nil
+}

@@ -1,0 +1,11 @@
+// Package vault mirrors an instance into a folder of Markdown files that
+// people read and edit with any editor (Obsidian in seed 000), and reads
+// their tasks and decisions back (SPEC §9).
+//
+// The vault is a projection, never the source of truth: the Bridge, run
+// by the leading orchestrator only, turns task files into goals and file
+// moves into approval decisions through pkg/blackboard, and rewrites
+// every other file from Redis; Rebuild regenerates them all. The Bridge
+// is the one writer of every file it produces, and each write is atomic
+// (renameio: temp file, fsync, rename).
+package vault

@@ -1,0 +1,217 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// maxOutcomePayload bounds each final artefact's payload copied into a
+// finished task file.
+const maxOutcomePayload = 64 << 10
+
+// rejectedGrace is how long a rejected workflow's task file waits for its
+// learning before it moves to Done/ anyway (a learning is always
+// recorded, from the learner or from the reason; this only bounds a
+// wait on something gone wrong).
+const rejectedGrace = 2 * time.Minute
+
+// runningTask is an In_Progress task for the dashboard.
+type runningTask struct {
+	File, WorkflowID, State string
+}
+
+// workflows keeps each In_Progress task file's state in step with its
+// workflow and moves finished ones to Done/ or Failed/.
+func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalRequest, learned map[string]blackboard.Learning) ([]runningTask, error) {
+	awaiting := map[string]bool{}
+	for _, r := range pending {
+		awaiting[r.WorkflowID] = true
+	}
+	paused := false
+	if ps, err := b.bb.GetPauseState(ctx); err == nil {
+		paused = ps.Paused
+	}
+	dir := filepath.Join(b.opt.Path, InProgress)
+	names, err := b.listMD(InProgress)
+	if err != nil {
+		return nil, err
+	}
+	var running []runningTask
+	var errs []error
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		f, reason := readFile(b.opt.Path, dir, name, b.opt.MaxFileBytes)
+		if reason != "" {
+			b.refuse(p, reason)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		wfID := f.Doc.Get("workflow_id")
+		if wfID == "" {
+			b.refuse(p, "no workflow_id in the frontmatter: put new tasks in Needs_Action/")
+			continue
+		}
+		delete(b.refused, p)
+		wf, err := b.bb.GetWorkflow(ctx, wfID)
+		if errors.Is(err, blackboard.ErrNotFound) {
+			b.refuse(p, "its workflow "+short(wfID)+" is not on the blackboard (was Redis reset?): move the file back to Needs_Action/ to start it again")
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		state := stateOf(wf.Status, awaiting[wfID], paused)
+		if wf.Status == blackboard.WorkflowRunning {
+			running = append(running, runningTask{File: name, WorkflowID: wfID, State: state})
+			if f.Doc.Get("state") != state {
+				f.Doc.Set("state", state)
+				if err := writeAtomic(p, f.Doc.Render()); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
+		if err := b.finishTask(ctx, f, wf, state, learned); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return running, errors.Join(errs...)
+}
+
+// stateOf is a task file's state for a workflow status.
+func stateOf(s blackboard.WorkflowStatus, awaiting, paused bool) string {
+	switch s {
+	case blackboard.WorkflowCompleted:
+		return StateDone
+	case blackboard.WorkflowFailed:
+		return StateFailed
+	case blackboard.WorkflowRejected:
+		return StateRejected
+	case blackboard.WorkflowCancelled:
+		return StateCancelled
+	}
+	switch {
+	case awaiting:
+		return StateAwaitingApproval
+	case paused:
+		return StateQueued
+	}
+	return StateRunning
+}
+
+// finishTask moves the task file of a finished workflow to Done/ (done,
+// rejected) or Failed/ (failed, cancelled) with its outcome and the
+// payloads of its final artefacts.
+func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Workflow, state string, learned map[string]blackboard.Learning) error {
+	d := f.Doc
+	l, hasLearning := learned["wf:"+wf.ID]
+	if wf.Status == blackboard.WorkflowRejected && !hasLearning &&
+		b.NowFunc().Sub(time.UnixMilli(wf.EndedAtMs)) < rejectedGrace {
+		return nil // the learning is on its way
+	}
+	d.Set("state", state)
+	d.Set("outcome", string(wf.Status))
+	if wf.Outcome != "" {
+		d.Set("reason", oneLine(wf.Outcome, 1000))
+	}
+	if wf.EndedAtMs > 0 {
+		d.Set("finished_at", msTime(wf.EndedAtMs))
+	}
+	if wf.Status == blackboard.WorkflowRejected {
+		d.Set("status", StatusRejectedReviewed)
+		if hasLearning {
+			d.Set("learning", l.Text)
+		}
+	}
+	finals, err := b.finalArtefacts(ctx, wf.ID)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(d.Body, "\n## Outcome\n") {
+		var s strings.Builder
+		s.WriteString(strings.TrimRight(d.Body, "\n"))
+		fmt.Fprintf(&s, "\n\n## Outcome\n\n%s", string(wf.Status))
+		if wf.Outcome != "" {
+			fmt.Fprintf(&s, ": %s", wf.Outcome)
+		}
+		s.WriteString("\n")
+		for _, a := range finals {
+			fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", a.Type, a.Version, short(a.ID))
+			p := a.Payload
+			if len(p) > maxOutcomePayload {
+				p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
+			}
+			s.WriteString(fence(p))
+		}
+		d.Body = s.String()
+	}
+	target := Done
+	if wf.Status == blackboard.WorkflowFailed || wf.Status == blackboard.WorkflowCancelled {
+		target = Failed
+	}
+	if _, err := moveDoc(f.Path, filepath.Join(b.opt.Path, target), f.Name, d, "workflow_id"); err != nil {
+		return err
+	}
+	b.log.Info().Str("file", f.Name).Str("workflow_id", wf.ID).Str("outcome", string(wf.Status)).Str("folder", target).Msg("finished task moved")
+	b.note(fmt.Sprintf("task %s ended %s → %s/", f.Name, wf.Status, target))
+	return nil
+}
+
+// finalArtefacts are the workflow's artefacts no other non-review
+// artefact builds on, oldest first (the goal excluded when anything else
+// exists).
+func (b *Bridge) finalArtefacts(ctx context.Context, workflowID string) ([]*blackboard.Artefact, error) {
+	var all []*blackboard.Artefact
+	q := blackboard.PageQuery{WorkflowID: workflowID, Limit: 1000}
+	for {
+		page, err := b.bb.ListArtefacts(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		arts, err := b.bb.GetArtefacts(ctx, page.IDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range arts {
+			if a != nil {
+				all = append(all, a)
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	cited := map[string]bool{}
+	for _, a := range all {
+		if a.StructuralType == blackboard.StructuralReview {
+			continue
+		}
+		for _, s := range a.SourceArtefacts {
+			cited[s] = true
+		}
+	}
+	var out []*blackboard.Artefact
+	for _, a := range all {
+		if !cited[a.ID] && a.StructuralType != blackboard.StructuralReview && !a.IsGoal() {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAtMs != out[j].CreatedAtMs {
+			return out[i].CreatedAtMs < out[j].CreatedAtMs
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
