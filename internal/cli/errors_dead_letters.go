@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
-	"time"
+		"time"
 
-	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -44,66 +42,25 @@ func CollectDeadLetters(ctx context.Context, bb *blackboard.Client, limit int64)
 	return out, nil
 }
 
-// WriteDeadLetters renders dead letters as a section of `sett errors`: a
-// heading, then one line per event with what it concerned, how often it
-// failed and the last error; "none" when the stream is empty.
-func WriteDeadLetters(w io.Writer, views []DeadLetterView) error {
-	if _, err := fmt.Fprintf(w, "Dead letters (events that failed too many times): %d\n", len(views)); err != nil {
-		return err
-	}
-	if len(views) == 0 {
-		_, err := fmt.Fprintln(w, "  none")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  AT\tEVENT\tCONCERNS\tATTEMPTS\tERROR")
-	for _, v := range views {
+// writeDeadLetters renders the dead-letter section of `sett errors`: one
+// line per event with what it concerned, how often it failed and the last
+// error.
+func writeDeadLetters(w io.Writer, style outputStyle, r *errorsReport) {
+	t := newTable(w, style, "  AT", "EVENT", "CONCERNS", "ATTEMPTS", "ERROR")
+	for _, v := range r.DeadLetters {
 		concerns := "-"
 		switch {
 		case v.ClaimID != "":
-			concerns = "claim " + v.ClaimID
+			concerns = "claim " + shortID(v.ClaimID)
 		case v.ArtefactID != "":
-			concerns = "artefact " + v.ArtefactID
+			concerns = "artefact " + shortID(v.ArtefactID)
 		case v.WorkflowID != "":
-			concerns = "workflow " + v.WorkflowID
+			concerns = "workflow " + shortID(v.WorkflowID)
 		case v.Agent != "":
 			concerns = "agent " + v.Agent
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", v.At.Format(time.RFC3339), v.Event, concerns, v.Attempts, v.Error)
+		t.row(cell{text: "  " + stamp(style.Now(), v.At)}, cell{text: oneLine(v.Event)}, cell{text: oneLine(concerns)},
+			cell{text: fmt.Sprint(v.Attempts)}, cell{text: ellipsis(oneLine(v.Error), 100), colour: colourRed})
 	}
-	return tw.Flush()
-}
-
-// newDeadLettersCmd is a hidden command printing the dead letters until
-// `sett errors` shows them as one of its sections.
-func newDeadLettersCmd(app *App) *cobra.Command {
-	var output string
-	var limit int64
-	cmd := &cobra.Command{
-		Use:    "dead-letters [-o text|json]",
-		Short:  "Print the orchestrator events that failed too many times",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(output, "text", "json"); err != nil {
-				return err
-			}
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			views, err := CollectDeadLetters(cmd.Context(), bb, limit)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return writeJSONIndent(cmd.OutOrStdout(), views)
-			}
-			return WriteDeadLetters(cmd.OutOrStdout(), views)
-		},
-	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().Int64Var(&limit, "limit", 100, "at most this many, newest first")
-	return cmd
+	_ = t.flush()
 }

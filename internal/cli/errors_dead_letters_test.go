@@ -6,24 +6,23 @@ import (
 	"time"
 )
 
-func TestWriteDeadLetters(t *testing.T) {
+func TestErrorsShowDeadLetters(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	if err := WriteDeadLetters(&b, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); !strings.Contains(got, ": 0") || !strings.Contains(got, "none") {
-		t.Errorf("empty section:\n%s", got)
+	writeErrors(&b, outputStyle{}, &errorsReport{})
+	if got := b.String(); !strings.Contains(got, "Dead letters (events that failed too many times) (0)") {
+		t.Errorf("empty dead-letter section missing:\n%s", got)
 	}
 	b.Reset()
-	views := []DeadLetterView{{ID: "1-0", At: time.UnixMilli(1).UTC(), Event: "bids_complete", ClaimID: "c1",
-		Error: "blackboard: corrupt record", Attempts: 5}}
-	if err := WriteDeadLetters(&b, views); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{": 1", "bids_complete", "claim c1", "5", "blackboard: corrupt record"} {
+	r := &errorsReport{DeadLetters: []DeadLetterView{{ID: "1-0", At: time.UnixMilli(1).UTC(), Event: "bids_complete",
+		ClaimID: "c1c1c1c1-0000", Error: "blackboard: corrupt record\x1b[2J", Attempts: 5}}}
+	writeErrors(&b, outputStyle{}, r)
+	for _, want := range []string{"(1)", "bids_complete", "claim c1c1c1c1", "5", "blackboard: corrupt record"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("section lacks %q:\n%s", want, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "\x1b") {
+		t.Errorf("an escape sequence in an error reached the terminal:\n%q", b.String())
 	}
 }

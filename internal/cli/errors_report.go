@@ -20,6 +20,9 @@ type errorsReport struct {
 	Examined        int              `json:"examined_workflows"`
 	FailedWorkflows []failedWorkflow `json:"failed_workflows"`
 	FailedClaims    []failedClaim    `json:"failed_claims"`
+	// DeadLetters are orchestrator events whose handling failed
+	// orchestrator.dead_letter_after times in a row, newest first.
+	DeadLetters []DeadLetterView `json:"dead_letters"`
 }
 
 // failedWorkflow is a workflow that ended failed.
@@ -63,6 +66,7 @@ func errorSections() []errorSection {
 	return []errorSection{
 		{"Failed workflows", func(r *errorsReport) int { return len(r.FailedWorkflows) }, writeFailedWorkflows},
 		{"Failed claims", func(r *errorsReport) int { return len(r.FailedClaims) }, writeFailedClaims},
+		{"Dead letters (events that failed too many times)", func(r *errorsReport) int { return len(r.DeadLetters) }, writeDeadLetters},
 	}
 }
 
@@ -73,8 +77,9 @@ func newErrorsCmd(app *App) *cobra.Command {
 		Use:   "errors",
 		Short: "List failed workflows and the claims that failed them",
 		Long: `List what went wrong, newest first, in sections: workflows that ended failed
-(with their reason) and claims whose agents' failures were final — retries
-exhausted or a permanent failure — with each agent's attempts. Re-run a
+(with their reason), claims whose agents' failures were final — retries
+exhausted or a permanent failure — with each agent's attempts, and the
+newest 100 dead letters (events the orchestrator gave up on). Re-run a
 failed claim with 'sett retry'. Only the newest --limit workflows are read.`,
 		Example: `  sett errors
   sett errors -o json`,
@@ -112,6 +117,11 @@ failed claim with 'sett retry'. Only the newest --limit workflows are read.`,
 // failed ones.
 func collectErrors(ctx context.Context, bb *blackboard.Client, limit int64) (*errorsReport, error) {
 	r := &errorsReport{Instance: bb.Instance(), FailedWorkflows: []failedWorkflow{}, FailedClaims: []failedClaim{}}
+	dls, err := CollectDeadLetters(ctx, bb, 100)
+	if err != nil {
+		return nil, err
+	}
+	r.DeadLetters = dls
 	ids, err := bb.ListWorkflows(ctx, limit)
 	if err != nil {
 		return nil, err
