@@ -124,7 +124,8 @@ func (c *campaign) checkThreads(ctx context.Context, id string, completed bool, 
 
 // doubleRuns reads the stamps file and counts grants (claim, agent) with
 // two runs whose [start, end] overlap. A run without an end stamp (its
-// process was killed) is taken to last the longest a tool can.
+// process was killed) lasted until its last alive stamp ("A", written
+// every aliveStep while the tool sleeps) plus one step.
 func doubleRuns(path string) (int, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -134,7 +135,7 @@ func doubleRuns(path string) (int, error) {
 		return 0, fmt.Errorf("chaos: %w", err)
 	}
 	defer f.Close()
-	type run struct{ start, end int64 }
+	type run struct{ start, end, alive int64 }
 	runs := map[string]map[string]*run{} // grant → pid → run
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -152,9 +153,12 @@ func doubleRuns(path string) (int, error) {
 			r = &run{}
 			runs[grant][pid] = r
 		}
-		if fs[0] == "S" {
+		switch fs[0] {
+		case "S":
 			r.start = ts
-		} else {
+		case "A":
+			r.alive = max(r.alive, ts)
+		default:
 			r.end = ts
 		}
 	}
@@ -166,7 +170,7 @@ func doubleRuns(path string) (int, error) {
 		var list []*run
 		for _, r := range byPid {
 			if r.end == 0 {
-				r.end = r.start + int64(toolSleepMax+time.Second)
+				r.end = max(r.start, r.alive) + int64(aliveStep)
 			}
 			list = append(list, r)
 		}
@@ -184,6 +188,10 @@ func doubleRuns(path string) (int, error) {
 	}
 	return n, nil
 }
+
+// aliveStep is the chaos tool's alive-stamp period (see
+// cmd/sett-chaos-tool), with room for a slow write.
+const aliveStep = 100 * time.Millisecond
 
 // unacknowledged counts what is left in the orchestrator's queue (handled
 // entries are deleted) and what is pending or unread in every agent's

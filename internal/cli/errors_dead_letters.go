@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-		"time"
-
+	"time"
 
 	"github.com/settdev/sett/pkg/blackboard"
 )

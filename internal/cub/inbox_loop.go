@@ -368,8 +368,8 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 		}
 		return Retry
 	}
-	workCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	workCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	l.keeper.Hold(g.ClaimID, g.Token, g.StreamID, cancel)
 	l.m.Grants.WithLabelValues(string(g.Grant)).Inc()
 	outcome, err := l.runner.Run(workCtx, g, view, readAt)

@@ -2,11 +2,13 @@ package cub
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -31,8 +33,16 @@ type LeaseKeeper struct {
 type heldLease struct {
 	token    string
 	streamID string
-	cancel   context.CancelFunc
+	cancel   context.CancelCauseFunc
+	// renewedAt is when the last renewal that succeeded was sent (or the
+	// lease taken): Redis keeps the lease until at least renewedAt plus
+	// the lease TTL, and not much longer.
+	renewedAt time.Time
 }
+
+// errLeaseLost cancels work whose lease Redis no longer holds for this
+// grant (withdrawn or re-granted): the tool is stopped with its grace.
+var errLeaseLost = errors.New("cub: work lease lost")
 
 // NewLeaseKeeper returns a keeper for the agent in set.
 func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) *LeaseKeeper {
@@ -41,11 +51,11 @@ func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog
 }
 
 // Hold registers a lease the cub took for the grant entry streamID;
-// cancel is called if it is lost.
-func (k *LeaseKeeper) Hold(claimID, token, streamID string, cancel context.CancelFunc) {
+// cancel is called if it is lost, or if it cannot be renewed in time.
+func (k *LeaseKeeper) Hold(claimID, token, streamID string, cancel context.CancelCauseFunc) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.held[claimID] = heldLease{token: token, streamID: streamID, cancel: cancel}
+	k.held[claimID] = heldLease{token: token, streamID: streamID, cancel: cancel, renewedAt: time.Now()}
 }
 
 // Drop forgets a lease (the grant is done) and releases it in Redis.
@@ -130,15 +140,27 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 		leases = append(leases, blackboard.Lease{ClaimID: id, Token: l.token, StreamID: l.streamID})
 	}
 	k.mu.Unlock()
-	lost, err := k.bb.Heartbeat(ctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
+	sent := time.Now()
+	// A beat may take at most one period: a cub cut off from Redis must
+	// learn it while its leases still live (see fenceUnrenewed).
+	bctx, cancel := context.WithTimeout(ctx, k.Interval())
+	lost, err := k.bb.Heartbeat(bctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Warn().Err(err).Msg("heartbeat failed")
+			k.fenceUnrenewed(time.Now())
 		}
 		return
 	}
 	k.mu.Lock()
 	k.beatOK = time.Now()
+	for id, h := range k.held {
+		if h.renewedAt.Before(sent) {
+			h.renewedAt = sent
+			k.held[id] = h
+		}
+	}
 	var gone []heldLease
 	var ids []string
 	for _, l := range lost {
@@ -152,6 +174,33 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 	for i, h := range gone {
 		k.m.LeasesLost.Inc()
 		k.log.Warn().Str("claim_id", ids[i]).Msg("work lease lost; abandoning the grant")
-		h.cancel()
+		h.cancel(errLeaseLost)
+	}
+}
+
+// fenceUnrenewed stops, at once, the work of every lease that went
+// unrenewed for two thirds of the lease TTL (two beats failed in a row,
+// e.g. the cub is cut off from Redis): its lease is about to expire and
+// the orchestrator to grant the claim again, and the tool must be gone
+// before a second copy can start. Redis may well still hold the lease; the
+// cub gives it up anyway, which costs a re-run, never a double one.
+func (k *LeaseKeeper) fenceUnrenewed(now time.Time) {
+	limit := k.set.LeaseTTL * 2 / 3
+	k.mu.Lock()
+	var gone []heldLease
+	var ids []string
+	for id, h := range k.held {
+		if now.Sub(h.renewedAt) >= limit {
+			gone = append(gone, h)
+			ids = append(ids, id)
+			delete(k.held, id)
+		}
+	}
+	k.mu.Unlock()
+	for i, h := range gone {
+		k.m.LeasesLost.Inc()
+		k.log.Warn().Str("claim_id", ids[i]).Dur("unrenewed_for", now.Sub(h.renewedAt)).
+			Msg("work lease could not be renewed before it expires; stopping the tool at once")
+		h.cancel(tool.ErrStopNow)
 	}
 }

@@ -90,6 +90,12 @@ const (
 	FailureCanceled FailureKind = "canceled"
 )
 
+// ErrStopNow, as the cause of a run's cancellation
+// (context.WithCancelCause), kills the tool's process group at once
+// instead of asking first with SIGTERM and waiting StopGrace: its work
+// may already belong to someone else (a lease that could not be renewed).
+var ErrStopNow = errors.New("tool: stop at once")
+
 // AllFailureKinds returns every valid FailureKind. The slice is new on each
 // call.
 func AllFailureKinds() []FailureKind {
@@ -254,7 +260,8 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		case <-tooLarge:
 			kind = FailureStdoutTooLarge
 		}
-		if kind != FailureStdoutTooLarge && s.StopGrace > 0 {
+		stopNow := kind == FailureCanceled && errors.Is(context.Cause(ctx), ErrStopNow)
+		if kind != FailureStdoutTooLarge && s.StopGrace > 0 && !stopNow {
 			// Ask first: a tool may want to clean up (a half-written file,
 			// a child it started). The group gets SIGKILL when the grace
 			// runs out.

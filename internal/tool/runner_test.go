@@ -395,10 +395,14 @@ func TestRunStopGrace(t *testing.T) {
 	tests := []struct {
 		name        string
 		trap        string
+		cause       error
 		wantCleaned bool
 	}{
 		{name: "a tool that cleans up on SIGTERM", trap: `trap 'echo cleaned > marker; exit 0' TERM`, wantCleaned: true},
 		{name: "a tool that ignores SIGTERM", trap: `trap '' TERM`, wantCleaned: false},
+		// A lease that could not be renewed: no SIGTERM, no grace, so the
+		// tool never gets to clean up.
+		{name: "stopped at once", trap: `trap 'echo cleaned > marker; exit 0' TERM`, cause: ErrStopNow, wantCleaned: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -413,6 +417,9 @@ func TestRunStopGrace(t *testing.T) {
 				Env:       []string{"PATH=/usr/bin:/bin"},
 				StopGrace: 300 * time.Millisecond,
 			}
+			if tt.cause != nil {
+				s.StopGrace = time.Hour // only skipping it lets the test end
+			}
 			ctx, cancel := context.WithCancelCause(t.Context())
 			defer cancel(nil)
 			done := make(chan Result, 1)
@@ -420,7 +427,11 @@ func TestRunStopGrace(t *testing.T) {
 			if b, err := os.ReadFile(fifo); err != nil || string(b) != "ready\n" {
 				t.Fatalf("waiting for the tool: %q, %v", b, err)
 			}
-			cancel(errors.New("workflow cancelled"))
+			cause := tt.cause
+			if cause == nil {
+				cause = errors.New("workflow cancelled")
+			}
+			cancel(cause)
 			var r Result
 			select {
 			case r = <-done:

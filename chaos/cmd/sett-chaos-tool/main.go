@@ -30,6 +30,11 @@ func main() {
 	os.Exit(run(*mode, *typ, *stamps, *sleepMax))
 }
 
+// aliveStep is how often a sleeping tool stamps that it is still alive;
+// the checker (chaos.doubleRuns) takes a killed run to have died within
+// one step of its last stamp.
+const aliveStep = 50 * time.Millisecond
+
 func run(mode, typ, stamps string, sleepMax time.Duration) int {
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -62,7 +67,14 @@ func run(mode, typ, stamps string, sleepMax time.Duration) int {
 	if sleepMax > 0 {
 		h := fnv.New64a()
 		h.Write([]byte(doc.ClaimID))
-		time.Sleep(time.Duration(h.Sum64() % uint64(sleepMax)))
+		// Sleep in steps, stamping "A" (alive) after each: a run killed
+		// mid-sleep leaves no end stamp, and its last "A" bounds when it
+		// died (within one step), so the checker needs no worst case.
+		until := time.Now().Add(time.Duration(h.Sum64() % uint64(sleepMax)))
+		for d := time.Until(until); d > 0; d = time.Until(until) {
+			time.Sleep(min(d, aliveStep))
+			stamp("A")
+		}
 	}
 	out := map[string]any{"artefact_type": typ, "artefact_payload": "chaos", "summary": "chaos (" + mode + ")"}
 	switch mode {

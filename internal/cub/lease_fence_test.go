@@ -1,0 +1,52 @@
+package cub
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/internal/tool"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// A cub cut off from Redis stops its tools at once (no grace) before
+// their leases can expire, so that the claim's next grant never runs
+// beside them.
+func TestUnrenewableLeaseStopsTheToolAtOnce(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.NewServer(redistest.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	bb, err := blackboard.Dial(t.Context(), srv.URL(), blackboard.Options{Instance: "fence"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bb.Close() })
+	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: 600 * time.Millisecond,
+		HeartbeatTTL: 600 * time.Millisecond}, NewMetrics(nil), zerolog.Nop())
+	causes := make(chan error, 1)
+	k.Hold("claim-1", "1", "1-0", func(cause error) { causes <- cause })
+	if err := srv.Kill(); err != nil { // Redis gone: every renewal fails
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = k.Run(ctx) }()
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, tool.ErrStopNow) {
+			t.Errorf("work cancelled with %v, want tool.ErrStopNow", cause)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the work of an unrenewable lease was never stopped")
+	}
+	if k.Holding("claim-1") {
+		t.Error("the keeper still holds the lease it gave up")
+	}
+}
