@@ -40,8 +40,10 @@ func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) (*
 	if len(set.Command) == 0 {
 		return nil, fmt.Errorf("cub: agent %s has no tool command (set agents.%s.command in sett.yml, or give the image a CMD)", set.Agent, set.Agent)
 	}
+	// log has no component: the services below add their own, and the
+	// cub's own lines are component "cub" (each key once per line).
 	log = log.With().Str("agent", set.Agent).Logger()
-	c := &Cub{bb: bb, set: set, log: log, m: m, regDone: make(chan struct{})}
+	c := &Cub{bb: bb, set: set, log: log.With().Str("component", "cub").Logger(), m: m, regDone: make(chan struct{})}
 	c.keeper = NewLeaseKeeper(bb, set, m, log)
 	c.Runner = NewWorkRunner(bb, set, NewContextBuilder(bb, set.ContextDepth), m, log)
 	c.Bidder = NewBidder(bb, set, c.Runner.ToolEnv(""), log)

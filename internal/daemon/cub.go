@@ -52,10 +52,14 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	if len(set.Command) == 0 {
 		set.Command = fs.Args()
 	}
-	log, err := c.logger(logOut, "cub", cfg.Instance)
+	// The cub's services name themselves (component inbox_loop, ...): they
+	// get a base logger without a component, so every line carries the
+	// key once; the daemon's own lines are the "cub" component.
+	base, err := c.logger(logOut, "", cfg.Instance)
 	if err != nil {
 		return err
 	}
+	log := base.With().Str("component", "cub").Logger()
 	for _, w := range warnings {
 		log.Warn().Str("config", c.configPath).Msg(w)
 	}
@@ -71,7 +75,7 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 		return err
 	}
 	defer bb.Close()
-	cb, err := cub.New(bb, set, cub.NewMetrics(srv.Registry()), log)
+	cb, err := cub.New(bb, set, cub.NewMetrics(srv.Registry()), base)
 	if err != nil {
 		return &UsageError{err}
 	}

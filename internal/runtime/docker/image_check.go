@@ -59,8 +59,8 @@ func (r *Runtime) ensureImages(ctx context.Context, cli *client.Client, p *stack
 func (r *Runtime) pull(ctx context.Context, cli *client.Client, img string, settings []string, progress func(runtime.Progress)) error {
 	fix := settingsList(settings)
 	if isLocalTag(img) {
-		return fmt.Errorf("%w: image %s (%s) not found locally and cannot be pulled (images tagged :local are built, never pulled): build it with `make images` or fix %s",
-			ErrMissingImage, img, fix, fix)
+		return fmt.Errorf("%w: image %s (%s) not found locally and cannot be pulled (images tagged :local are built, never pulled): %s, or fix %s",
+			ErrMissingImage, img, fix, buildHint(img), fix)
 	}
 	progress(runtime.Progress{Component: "image", State: "creating", Detail: "pulling " + img})
 	pctx, cancel := context.WithTimeout(ctx, r.pullTimeout())
@@ -74,10 +74,19 @@ func (r *Runtime) pull(ctx context.Context, cli *client.Client, img string, sett
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: image %s (%s) not found locally and cannot be pulled (%s): build it with `make images` or fix %s",
-			ErrMissingImage, img, fix, firstLine(err.Error()), fix)
+		return fmt.Errorf("%w: image %s (%s) not found locally and cannot be pulled (%s): %s, or fix %s",
+			ErrMissingImage, img, fix, firstLine(err.Error()), buildHint(img), fix)
 	}
 	return nil
+}
+
+// buildHint says how to get img: Sett's own images come from `make
+// images` in Sett's source tree; a user's image from their own build.
+func buildHint(img string) string {
+	if strings.HasPrefix(img, "sett-") && isLocalTag(img) {
+		return "build Sett's images with `make images` in Sett's source tree"
+	}
+	return "build it (`docker build -t " + img + " <its directory>`) or load it (`docker load`)"
 }
 
 // isLocalTag reports whether ref is tagged "local".
