@@ -27,7 +27,7 @@ func TestGCDryRunThenPass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.bb.EndWorkflow(ctx, done.ID, blackboard.WorkflowCompleted, "ok", 0); err != nil {
+	if _, err := e.bb.EndWorkflow(ctx, done.ID, blackboard.WorkflowCompleted, "ok", 1); err != nil {
 		t.Fatal(err)
 	}
 	// The ended_at_ms stamp and the cutoff share Redis's ms clock; wait

@@ -40,7 +40,7 @@ func TestHumanOutputEscapesControlCharactersAndJSONStaysExact(t *testing.T) {
 	if err := e.bb.CreateArtefact(ctx, goal, blackboard.WriteAuth{}); err != nil {
 		t.Fatal(err)
 	}
-	claimID, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{
+	claimID, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
 		Claim: &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: goal.ID, WorkflowID: goal.ID,
 			Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{"planner"}},
 		ByArtefact: true, Grants: map[string]string{"planner": "1"},
@@ -59,7 +59,7 @@ func TestHumanOutputEscapesControlCharactersAndJSONStaysExact(t *testing.T) {
 	if _, err := e.bb.Pause(ctx, "alice", "paused "+evil, blackboard.ControlFromCLI); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.bb.EndWorkflow(ctx, goal.ID, blackboard.WorkflowFailed, "reason "+evil, 0); err != nil {
+	if _, err := e.bb.EndWorkflow(ctx, goal.ID, blackboard.WorkflowFailed, "reason "+evil, 1); err != nil {
 		t.Fatal(err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -21,6 +22,10 @@ const (
 	LogConsole LogFormat = "console"
 )
 
+// setTimeFormat sets zerolog's process-wide time format once: loggers may
+// be built concurrently (tests do).
+var setTimeFormat sync.Once
+
 // NewLogger builds the root logger for a daemon: JSON with millisecond
 // timestamps (stable snake_case fields, SPEC §14), or human console output
 // when format is console or auto on a TTY. level is a zerolog level name
@@ -33,7 +38,7 @@ func NewLogger(out io.Writer, format LogFormat, level, component, instance strin
 	if err != nil || level == "" {
 		return zerolog.Nop(), fmt.Errorf("observability: log level %q is not one of trace, debug, info, warn, error", level)
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
+	setTimeFormat.Do(func() { zerolog.TimeFieldFormat = time.RFC3339Nano })
 	w := out
 	switch format {
 	case LogConsole:

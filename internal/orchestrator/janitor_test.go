@@ -27,7 +27,7 @@ func TestJanitorPassDeletesFinishedWorkflowsInBatches(t *testing.T) {
 	var done []string
 	for range 3 {
 		id := post()
-		if _, err := bb.EndWorkflow(ctx, id, blackboard.WorkflowCompleted, "done", 0); err != nil {
+		if _, err := bb.EndWorkflow(ctx, id, blackboard.WorkflowCompleted, "done", 1); err != nil {
 			t.Fatal(err)
 		}
 		done = append(done, id)
@@ -73,7 +73,7 @@ func TestJanitorZeroRetentionKeepsEverything(t *testing.T) {
 	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bb.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "x", 0); err != nil {
+	if _, err := bb.EndWorkflow(ctx, g.ID, blackboard.WorkflowFailed, "x", 1); err != nil {
 		t.Fatal(err)
 	}
 	before, err := bb.EventsLength(ctx)

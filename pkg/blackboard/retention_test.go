@@ -42,7 +42,7 @@ func TestPurgeWorkflowDeletesEverythingOfAFinishedWorkflow(t *testing.T) {
 	g := startWorkflow(t, c)
 	a := create(t, c, child(g.ID))
 	create(t, c, rework(a))
-	cl := createClaim(t, c, blackboard.NewClaim{Claim: pendingClaim(g, "coder"), ByArtefact: true})
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true})
 	if err := c.SubmitBid(ctx, cl.ID, "coder", blackboard.BidExclusive); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestPurgeWorkflowDeletesEverythingOfAFinishedWorkflow(t *testing.T) {
 
 	_, err := c.PurgeWorkflow(ctx, g.ID, 0, false)
 	wantErr(t, err, blackboard.ErrRunning)
-	if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCompleted, "done", 0); err != nil {
+	if _, err := c.EndWorkflow(ctx, g.ID, blackboard.WorkflowCompleted, "done", 1); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.PurgeWorkflow(ctx, g.ID, time.Hour, false)

@@ -44,12 +44,9 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local epoch = tostring(redis.call('INCR', KEYS[2]))
 -- The election is announced in the same step that takes the lease.
--- orchestrator is the stable identity (the candidate id when it has none),
--- holder the candidate id <identity>#<boot>.
-local name = ARGV[3]
-if name == nil or name == '' then
-  name = ARGV[1]
-end
+-- orchestrator is the stable identity (the candidate id up to its '#',
+-- or all of it), holder the candidate id <identity>#<boot>.
+local name = string.match(ARGV[1], '^(.*)#') or ARGV[1]
 local reclaimed = ''
 if how == 'reclaimed' then
   reclaimed = 'true'
