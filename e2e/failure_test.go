@@ -72,10 +72,15 @@ agents:
 	if !errors.Is(err, docker.ErrMissingImage) {
 		t.Errorf("error %v does not wrap ErrMissingImage", err)
 	}
-	for _, want := range []string{"sett-e2e-no-such-image:latest", "not found locally and cannot be pulled", "agents.planner.image", "make images"} {
+	// A user's image: the hint is to build or load it, not Sett's
+	// `make images` (which only builds Sett's own).
+	for _, want := range []string{"sett-e2e-no-such-image:latest", "not found locally and cannot be pulled", "agents.planner.image", "docker build -t sett-e2e-no-such-image:latest"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q: %v", want, err)
 		}
+	}
+	if strings.Contains(err.Error(), "make images") {
+		t.Errorf("error points a user's image at Sett's make images: %v", err)
 	}
 	if left := h.leftovers(t, s.name); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
