@@ -148,8 +148,13 @@ func (c *campaign) yaml() string {
 		}
 		return "[" + strings.Join(args, ", ") + "]"
 	}
+	// bid_timeout outlasts the longest partition (3 s) with room for the
+	// race detector: Sett promises that a blip shorter than the bid
+	// deadline does not change the outcome (bids are retried in place),
+	// and that is what the campaign checks. A longer cut is a real
+	// "no bid" and ends the claim as a dead end.
 	return fmt.Sprintf(`version: "1.0"
-orchestrator: {bid_timeout: 3s, lease_ttl: 3s, agent_heartbeat_ttl: 3s, max_review_iterations: 3}
+orchestrator: {bid_timeout: 8s, lease_ttl: 3s, agent_heartbeat_ttl: 3s, max_review_iterations: 3}
 agents:
   author: {command: %s, bidding_strategy: exclusive, consumes: [GoalDefined], max_concurrent: 4}
   reviewer-a: {command: %s, bidding_strategy: review, consumes: [%s], max_concurrent: 4}
