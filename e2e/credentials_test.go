@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -116,12 +117,8 @@ agents:
 	}
 	// The cub, PID 1 of its container, reaps the orphans the tool left.
 	pid1 := s.container("envdump").Container.State.Pid
-	deadline := time.Now().Add(30 * time.Second)
-	for zombieChildren(pid1) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d zombie children of the cub (host pid %d) are never reaped", zombieChildren(pid1), pid1)
-		}
-		time.Sleep(50 * time.Millisecond) // polls observable state
+	if !eventually.Within(30*time.Second, func() bool { return zombieChildren(pid1) == 0 }) {
+		t.Fatalf("%d zombie children of the cub (host pid %d) are never reaped", zombieChildren(pid1), pid1)
 	}
 	// The cub (pid 1) makes itself non-dumpable, so its /proc files are
 	// root-owned and the tool, running as the same user, cannot read the

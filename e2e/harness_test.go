@@ -345,22 +345,6 @@ func (h *harness) buildImage(t testing.TB, tag, dockerfile string) {
 	})
 }
 
-// eventually polls cond against one deadline.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
 // passwordOf returns the password of a redis:// URL.
 func passwordOf(t testing.TB, raw string) string {
 	t.Helper()

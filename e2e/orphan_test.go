@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/eventually"
 )
 
 // A tool never outlives its cub in a container either: the cub is PID 1,
@@ -35,12 +37,8 @@ agents:
 	if err := syscall.Kill(pid1, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the cub (host pid %d): %v", pid1, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for hostProcessRuns(first) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool (host pid %d) outlived its cub", first)
-		}
-		time.Sleep(20 * time.Millisecond) // polls observable state
+	if !eventually.Within(30*time.Second, func() bool { return !hostProcessRuns(first) }) {
+		t.Fatalf("the tool (host pid %d) outlived its cub", first)
 	}
 	waitOneSleeper(t, arg, first)
 }
@@ -49,8 +47,8 @@ agents:
 // if two ever run at once, and returns its host pid.
 func waitOneSleeper(t *testing.T, arg string, not int) int {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	var got int
+	eventually.True(t, 2*time.Minute, "a run of the tool (sleep "+arg+")", func() bool {
 		var found []int
 		procs, _ := os.ReadDir("/proc")
 		for _, p := range procs {
@@ -66,13 +64,12 @@ func waitOneSleeper(t *testing.T, arg string, not int) int {
 			t.Fatalf("%d copies of the tool run at once: %v", len(found), found)
 		}
 		if len(found) == 1 && found[0] != not {
-			return found[0]
+			got = found[0]
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no run of the tool (sleep %s) appeared", arg)
-		}
-		time.Sleep(20 * time.Millisecond) // polls observable state
-	}
+		return false
+	})
+	return got
 }
 
 // hostProcessRuns reports whether pid runs on the host (a zombie does not).

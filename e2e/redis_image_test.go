@@ -12,6 +12,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -78,7 +79,7 @@ func TestRedisImage(t *testing.T) {
 	if reply, _ := io.ReadAll(out); code == 0 {
 		t.Errorf("redis-cli -e with a wrong password exits 0 (%q): a healthcheck could not tell", reply)
 	}
-	eventually(t, time.Minute, "the image's healthcheck to report healthy", func() bool {
+	eventually.True(t, time.Minute, "the image's healthcheck to report healthy", func() bool {
 		ins, err := c.Inspect(ctx)
 		return err == nil && ins.State.Health != nil && ins.State.Health.Status == "healthy"
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -45,7 +46,7 @@ agents:
 	ctx := context.Background()
 	wf := s.postGoal("Survive a restart")
 	started := filepath.Join(s.dir, "started")
-	eventually(t, time.Minute, "the planner's tool to start", func() bool {
+	eventually.True(t, time.Minute, "the planner's tool to start", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
 	})
@@ -70,7 +71,7 @@ agents:
 		t.Errorf("after the restart the orchestrator is published on %v, the record says %s", now, addr)
 	}
 	hc := &http.Client{Timeout: time.Second}
-	eventually(t, time.Minute, "the restarted orchestrator to be ready", func() bool {
+	eventually.True(t, time.Minute, "the restarted orchestrator to be ready", func() bool {
 		resp, err := hc.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return false

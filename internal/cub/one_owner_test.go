@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -122,20 +123,14 @@ func TestLongToolWithTwoReplicasRunsOnce(t *testing.T) {
 		t.Fatal("no replica started the tool")
 	}
 	startCub(t, bb, "cub-b", 1, leaseTTL, run)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.True(t, 30*time.Second, "the result stored", func() bool {
 		st, err := bb.GetClaimState(t.Context(), claimID, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := st.Outputs["me"]; ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no result was stored")
-		}
-		time.Sleep(20 * time.Millisecond) // polling observable state against the deadline
-	}
+		_, ok := st.Outputs["me"]
+		return ok
+	})
 	if n, o := runs.Load(), overlap.Load(); n != 1 || o != 0 {
 		t.Fatalf("the tool ran %d times (%d overlapping), want once", n, o)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -174,12 +175,8 @@ func TestHookIsKilledWithItsProcessGroup(t *testing.T) {
 	}
 	// The grandchild was sent SIGKILL; until its new parent reaps it, it
 	// may linger as a zombie, which counts as gone.
-	deadline := time.Now().Add(10 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d still running after the hook's timeout", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !eventually.Within(10*time.Second, func() bool { return gone(pid) }) {
+		t.Fatalf("grandchild %d still running after the hook's timeout", pid)
 	}
 }
 

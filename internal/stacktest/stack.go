@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -312,17 +313,7 @@ func (s *Stack) Up(agents ...string) (orch *Proc, cubs map[string]*Proc) {
 // it waited for when the deadline passes.
 func (s *Stack) Eventually(timeout time.Duration, what string, cond func() bool) {
 	s.T.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			s.T.Fatalf("timed out after %s waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
+	eventually.True(s.T, timeout, what, cond)
 }
 
 // PostGoal writes a goal artefact and returns its id (= the workflow id).

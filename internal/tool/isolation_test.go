@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/settdev/sett/internal/eventually"
 )
 
 // runnerHelperEnv makes the test binary run one tool (a JSON Spec in the
@@ -44,13 +46,7 @@ func alive(pid int) bool {
 // waitFor polls cond against one deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling observable state, not waiting for time
-	}
+	eventually.True(t, 20*time.Second, what, cond)
 }
 
 // startKilledRunner starts a runner (the test binary) running script as
