@@ -67,19 +67,19 @@ func (c Contribution) Compare(o Contribution) int {
 // changes Merge returns shared as it is and false. Merging the same batch
 // twice therefore gives byte-identical Encode output.
 func Merge(shared SharedMemory, batch []Contribution) (SharedMemory, bool) {
-	todo := make([]Contribution, 0, len(batch))
+	unmerged := make([]Contribution, 0, len(batch))
 	for _, c := range batch {
 		if c.ID != "" && !hasSorted(shared.MergedIDs, c.ID) {
-			todo = append(todo, c)
+			unmerged = append(unmerged, c)
 		}
 	}
-	if len(todo) == 0 {
+	if len(unmerged) == 0 {
 		return shared, false
 	}
-	slices.SortStableFunc(todo, Contribution.Compare)
+	slices.SortStableFunc(unmerged, Contribution.Compare)
 
 	out := shared.clone()
-	for _, c := range todo {
+	for _, c := range unmerged {
 		if hasSorted(out.MergedIDs, c.ID) {
 			continue // the same ID twice in one batch
 		}

@@ -690,34 +690,7 @@ func (c *Client) WorkflowClaims(ctx context.Context, workflowID string) ([]strin
 // GetClaims reads many claims in one pipelined round trip; missing claims
 // are nil in the aligned result.
 func (c *Client) GetClaims(ctx context.Context, ids []string) ([]*Claim, error) {
-	if err := validateIDs(ids...); err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	ctx, cancel := c.op(ctx)
-	defer cancel()
-	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	for i, id := range ids {
-		cmds[i] = pipe.HGetAll(ctx, c.keys.Claim(id))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("blackboard: read claims: %w", err)
-	}
-	out := make([]*Claim, len(ids))
-	for i, cmd := range cmds {
-		if len(cmd.Val()) == 0 {
-			continue
-		}
-		cl, err := DecodeClaim(cmd.Val())
-		if err != nil {
-			return nil, fmt.Errorf("claim %s: %w", ids[i], err)
-		}
-		out[i] = cl
-	}
-	return out, nil
+	return getMany(ctx, c, ids, "claim", c.keys.Claim, DecodeClaim)
 }
 
 // flatten turns a map into a sorted k1, v1, k2, v2 list.
