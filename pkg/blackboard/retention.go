@@ -2,14 +2,11 @@ package blackboard
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,49 +22,6 @@ import (
 // trimmed by length and age; idle stream consumers without pending entries
 // are removed. Inbox and grant entries are already deleted when
 // acknowledged.
-
-// retentionScripts are loaded apart from the main script set: the janitor
-// and `sett gc` are their only users.
-type retentionScripts struct {
-	purge, reap *script
-}
-
-var loadRetentionScripts = sync.OnceValues(func() (*retentionScripts, error) {
-	lib, err := scriptFS.ReadFile("scripts/lib.lua")
-	if err != nil {
-		return nil, fmt.Errorf("blackboard: read lib.lua: %w", err)
-	}
-	read := func(name string) (*script, error) {
-		b, err := scriptFS.ReadFile("scripts/" + name + ".lua")
-		if err != nil {
-			return nil, fmt.Errorf("blackboard: read %s.lua: %w", name, err)
-		}
-		body := string(lib) + "\n" + string(b)
-		sum := sha1.Sum([]byte(body))
-		return &script{name: name, body: body, sha: hex.EncodeToString(sum[:])}, nil
-	}
-	s := &retentionScripts{}
-	if s.purge, err = read("purge_workflow"); err != nil {
-		return nil, err
-	}
-	if s.reap, err = read("reap_consumers"); err != nil {
-		return nil, err
-	}
-	return s, nil
-})
-
-// evalRetention runs one retention script, loading it on a NOSCRIPT.
-func (c *Client) evalRetention(ctx context.Context, sc *script, keys []string, args ...any) *redis.Cmd {
-	cmd := c.rdb.EvalSha(ctx, sc.sha, keys, args...)
-	if isNoScript(cmd.Err()) {
-		if err := c.rdb.ScriptLoad(ctx, sc.body).Err(); err != nil {
-			cmd.SetErr(err)
-			return cmd
-		}
-		cmd = c.rdb.EvalSha(ctx, sc.sha, keys, args...)
-	}
-	return cmd
-}
 
 // FinishedWorkflows returns up to limit ids of workflows that ended at
 // least minAge ago (Redis clock), oldest start first. It pages through the
@@ -129,10 +83,6 @@ func (c *Client) FinishedWorkflows(ctx context.Context, minAge time.Duration, li
 // ErrNotFound (already gone: the call is idempotent), ErrRunning,
 // ErrRetained or ErrChanged.
 func (c *Client) PurgeWorkflow(ctx context.Context, workflowID string, minAge time.Duration, dryRun bool) (int, error) {
-	sc, err := loadRetentionScripts()
-	if err != nil {
-		return 0, err
-	}
 	keys, artefacts, claims, err := c.workflowKeys(ctx, workflowID)
 	if err != nil {
 		return 0, err
@@ -146,7 +96,7 @@ func (c *Client) PurgeWorkflow(ctx context.Context, workflowID string, minAge ti
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.evalRetention(octx, sc.purge, keys, string(req)).StringSlice()
+	res, err := c.evalsha(octx, c.scripts.purgeWorkflow, keys, string(req)).StringSlice()
 	if err != nil {
 		return 0, fmt.Errorf("blackboard: purge workflow %s: %w", workflowID, err)
 	}
@@ -309,10 +259,6 @@ func (c *Client) EventsLength(ctx context.Context) (int64, error) {
 // is older than minIdle. It returns what it removed ("<stream> <consumer>"
 // lines); with dryRun, what it would remove.
 func (c *Client) ReapConsumers(ctx context.Context, minIdle time.Duration, dryRun bool) ([]string, error) {
-	sc, err := loadRetentionScripts()
-	if err != nil {
-		return nil, err
-	}
 	agents, err := c.Agents(ctx)
 	if err != nil {
 		return nil, err
@@ -329,7 +275,7 @@ func (c *Client) ReapConsumers(ctx context.Context, minIdle time.Duration, dryRu
 	var out []string
 	for _, t := range targets {
 		octx, cancel := c.op(ctx)
-		names, err := c.evalRetention(octx, sc.reap, []string{t.stream}, t.group, minIdle.Milliseconds(), dry).StringSlice()
+		names, err := c.evalsha(octx, c.scripts.reapConsumers, []string{t.stream}, t.group, minIdle.Milliseconds(), dry).StringSlice()
 		cancel()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return out, fmt.Errorf("blackboard: reap consumers of %s: %w", t.stream, err)

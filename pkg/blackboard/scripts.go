@@ -41,6 +41,9 @@ type scriptSet struct {
 	releaseGrant    *script
 	writeShared     *script
 	retryClaim      *script
+	// Retention: the janitor's and `sett gc`'s.
+	purgeWorkflow *script
+	reapConsumers *script
 }
 
 func loadScriptSet() (*scriptSet, error) {
@@ -77,6 +80,8 @@ func loadScriptSet() (*scriptSet, error) {
 		"release_grant":       &s.releaseGrant,
 		"write_shared_memory": &s.writeShared,
 		"retry_claim":         &s.retryClaim,
+		"purge_workflow":      &s.purgeWorkflow,
+		"reap_consumers":      &s.reapConsumers,
 	} {
 		if *dst, err = read(name); err != nil {
 			return nil, err
@@ -88,7 +93,8 @@ func loadScriptSet() (*scriptSet, error) {
 func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
 		s.takeLease, s.extendLease, s.leader, s.popTimers, s.ackTimer, s.endWorkflow,
-		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared, s.retryClaim}
+		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared, s.retryClaim,
+		s.purgeWorkflow, s.reapConsumers}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later
