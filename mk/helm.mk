@@ -1,23 +1,63 @@
-# Helm chart checks: helm lint and helm template | kubeconform, for a plain
-# URL, a Sentinel and a Cluster setting. Both tools install with
-# `go install` from the Go module proxy into bin/tools.
+# Helm chart checks: helm lint, then helm template | kubeconform -strict for
+# each Redis topology (plain URL, Sentinel + TLS + ServiceMonitor, Cluster,
+# bundled Redis with and without persistence), the chart's refusals of
+# missing or conflicting Redis settings, and the Go tests of deploy/helm
+# (the schema converter, the chart's ACL rules against internal/acl, the
+# bundled Redis's rendered config on a real redis-server).
+#
+# Nothing comes from GitHub: helm and kubeconform install with `go install`
+# from the Go module proxy into bin/tools, and the JSON schemas kubeconform
+# checks against are made by deploy/helm/kubeschema from the swagger.json of
+# the k8s.io/kubernetes module (also from the proxy), cached in
+# bin/tools/kubeschema/$(KUBE_VERSION). ServiceMonitor is a CRD with no
+# schema in that swagger: it is skipped.
 HELM_VERSION ?= v3.16.3
 KUBECONFORM_VERSION ?= v0.6.7
-# kubeconform downloads the Kubernetes JSON schemas from GitHub; offline,
-# point it at a local copy: KUBECONFORM_FLAGS="-schema-location DIR/{{ .ResourceKind }}{{ .KindSuffix }}.json".
-KUBECONFORM_FLAGS ?=
+# The Kubernetes API the manifests must fit (a k8s.io/kubernetes module
+# version: `go list -m -versions k8s.io/kubernetes` lists them).
+KUBE_VERSION ?= v1.34.4
 TOOLS := $(CURDIR)/bin/tools
+# A comma inside $(call ...) arguments.
+helm_comma := ,
 CHART := deploy/helm/sett
+KUBESCHEMA := $(TOOLS)/kubeschema/$(KUBE_VERSION)
+KUBECONFORM_FLAGS ?= -strict -summary -skip ServiceMonitor -schema-location '$(KUBESCHEMA)/{{ .ResourceKind }}{{ .KindSuffix }}.json'
 
 $(TOOLS)/helm:
-	GOBIN=$(TOOLS) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 $(TOOLS)/kubeconform:
-	GOBIN=$(TOOLS) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+	GOBIN=$(TOOLS) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+
+# Regenerated when the converter changes.
+$(KUBESCHEMA): $(wildcard deploy/helm/kubeschema/*.go)
+	rm -rf $@
+	$(GO) run ./deploy/helm/kubeschema -k8s $(KUBE_VERSION) -out $@
+
+# helm_check renders the chart with the --set list $(1) and validates it.
+# pipefail: a template that fails to render must fail the check, not
+# hand kubeconform an empty stream.
+define helm_check
+	$(TOOLS)/helm lint --strict $(CHART) --set '$(1)'
+	set -o pipefail; $(TOOLS)/helm template t $(CHART) --set '$(1)' | $(TOOLS)/kubeconform $(KUBECONFORM_FLAGS)
+endef
+
+# helm_refuse checks that rendering with $(1) fails with a message
+# containing $(2).
+define helm_refuse
+	@out=$$($(TOOLS)/helm template t $(CHART) --set '$(1)' 2>&1) && { echo "helm template accepted $(1)"; exit 1; }; \
+	grep -qF -- '$(2)' <<<"$$out" || { echo "helm template refused $(1) without saying '$(2)':"; echo "$$out"; exit 1; }; \
+	echo "refused as expected: $(1)"
+endef
 
 .PHONY: test-helm
-test-helm: $(TOOLS)/helm $(TOOLS)/kubeconform ## Lint the Helm chart and validate its manifests with kubeconform (schemas: KUBECONFORM_FLAGS=-schema-location DIR offline)
-	$(TOOLS)/helm lint $(CHART) --set redis.url=redis://redis:6379/0
-	$(TOOLS)/helm template t $(CHART) --set redis.url=redis://redis:6379/0 | $(TOOLS)/kubeconform -strict -summary -skip ServiceMonitor $(KUBECONFORM_FLAGS)
-	$(TOOLS)/helm template t $(CHART) --set 'redis.sentinel.masterName=m,redis.sentinel.addresses={s0:26379,s1:26379},redis.tls.enabled=true,redis.tls.secretName=tls,serviceMonitor.enabled=true' | $(TOOLS)/kubeconform -strict -summary -skip ServiceMonitor $(KUBECONFORM_FLAGS)
-	$(TOOLS)/helm template t $(CHART) --set 'redis.cluster.addresses={r0:6379,r1:6379,r2:6379}' | $(TOOLS)/kubeconform -strict -summary -skip ServiceMonitor $(KUBECONFORM_FLAGS)
+test-helm: $(TOOLS)/helm $(TOOLS)/kubeconform $(KUBESCHEMA) ## Lint the Helm chart and validate every topology's manifests with kubeconform, offline
+	$(call helm_check,redis.url=redis://redis:6379/0)
+	$(call helm_check,redis.sentinel.masterName=m$(helm_comma)redis.sentinel.addresses={s0:26379$(helm_comma)s1:26379}$(helm_comma)redis.tls.enabled=true$(helm_comma)redis.tls.secretName=tls$(helm_comma)serviceMonitor.enabled=true)
+	$(call helm_check,redis.cluster.addresses={r0:6379$(helm_comma)r1:6379$(helm_comma)r2:6379})
+	$(call helm_check,redis.bundled.enabled=true$(helm_comma)agents.reviewer.image=sett-example-reviewer:local)
+	$(call helm_check,redis.bundled.enabled=true$(helm_comma)redis.bundled.persistence.enabled=false$(helm_comma)redis.bundled.persistence.storageClassName=fast)
+	$(call helm_refuse,instance=demo,no Redis configured)
+	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.url=redis://r:6379/0,conflicting Redis settings: redis.bundled.enabled$(helm_comma) redis.url)
+	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.tls.enabled=true,bundled Redis serves plaintext)
+	$(GO) test -count=1 ./deploy/helm/...

@@ -6,22 +6,63 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 sett.dev/instance: {{ .Values.instance }}
 {{- end }}
 
+{{/*
+Which Redis the release uses: "bundled", "url", "sentinel" or "cluster".
+Fails unless exactly one is set, and on settings the bundled Redis cannot
+honour.
+*/}}
+{{- define "sett.redisMode" -}}
+{{- $r := .Values.redis -}}
+{{- $set := list -}}
+{{- $keys := list -}}
+{{- if $r.bundled.enabled }}{{ $set = append $set "bundled" }}{{ $keys = append $keys "redis.bundled.enabled" }}{{ end -}}
+{{- if $r.url }}{{ $set = append $set "url" }}{{ $keys = append $keys "redis.url" }}{{ end -}}
+{{- if $r.sentinel.addresses }}{{ $set = append $set "sentinel" }}{{ $keys = append $keys "redis.sentinel.addresses" }}{{ end -}}
+{{- if $r.cluster.addresses }}{{ $set = append $set "cluster" }}{{ $keys = append $keys "redis.cluster.addresses" }}{{ end -}}
+{{- if eq (len $set) 0 -}}
+{{- fail "no Redis configured: set redis.bundled.enabled=true for a Redis inside the release, or one of redis.url, redis.sentinel.addresses and redis.cluster.addresses for an external one" -}}
+{{- else if gt (len $set) 1 -}}
+{{- fail (printf "conflicting Redis settings: %s are all set; keep exactly one of redis.bundled.enabled, redis.url, redis.sentinel.addresses and redis.cluster.addresses" (join ", " $keys)) -}}
+{{- end -}}
+{{- if $r.bundled.enabled -}}
+{{- if $r.tls.enabled }}{{ fail "redis.tls.enabled: the bundled Redis serves plaintext inside the cluster; for TLS use an external Redis (redis.url: rediss://...)" }}{{ end -}}
+{{- if not $r.acl.enabled }}{{ fail "redis.acl.enabled=false: the bundled Redis always creates the ACL users; drop the setting" }}{{ end -}}
+{{- end -}}
+{{- first $set -}}
+{{- end }}
+
+{{/* Name of the bundled Redis's Service, StatefulSet and password Secret. */}}
+{{- define "sett.bundledRedis" -}}
+{{ .Release.Name }}-redis
+{{- end }}
+
+{{/* The Secret the components read their Redis passwords from. */}}
+{{- define "sett.passwordSecret" -}}
+{{- if .Values.redis.bundled.enabled -}}
+{{ include "sett.bundledRedis" . }}
+{{- else -}}
+{{ .Values.redis.passwordSecret }}
+{{- end -}}
+{{- end }}
+
 {{/* The services.redis section of sett.yml, from .Values.redis. */}}
 {{- define "sett.redisYml" -}}
+{{- $mode := include "sett.redisMode" . -}}
 services:
   redis:
+{{- if eq $mode "bundled" }}
+    url: {{ printf "redis://%s:6379/0" (include "sett.bundledRedis" .) | quote }}
+{{- end }}
 {{- with .Values.redis }}
-{{- if .url }}
+{{- if eq $mode "url" }}
     url: {{ .url | quote }}
-{{- else if .sentinel.addresses }}
+{{- else if eq $mode "sentinel" }}
     sentinel:
       master_name: {{ required "redis.sentinel.masterName is required with sentinel addresses" .sentinel.masterName | quote }}
       addresses: {{ toJson .sentinel.addresses }}
-{{- else if .cluster.addresses }}
+{{- else if eq $mode "cluster" }}
     cluster:
       addresses: {{ toJson .cluster.addresses }}
-{{- else }}
-{{- fail "set redis.url, redis.sentinel.addresses or redis.cluster.addresses: the chart uses an external Redis" }}
 {{- end }}
     wait_replicas: {{ .waitReplicas | int }}
 {{- if .tls.enabled }}
@@ -38,17 +79,33 @@ services:
 {{/* Redis credentials of one component: $ is the root, .user the ACL user. */}}
 {{- define "sett.redisEnv" -}}
 {{- $r := .root.Values.redis -}}
-{{- if $r.acl.enabled }}
+{{- $secret := include "sett.passwordSecret" .root -}}
+{{- if or $r.acl.enabled $r.bundled.enabled }}
 - name: SETT_REDIS_USERNAME
   value: {{ .user | quote }}
 - name: SETT_REDIS_PASSWORD
-  valueFrom: {secretKeyRef: {name: {{ $r.passwordSecret }}, key: {{ .user | quote }}}}
+  valueFrom: {secretKeyRef: {name: {{ $secret }}, key: {{ .user | quote }}}}
 {{- else }}
 - name: SETT_REDIS_PASSWORD
-  valueFrom: {secretKeyRef: {name: {{ $r.passwordSecret }}, key: password}}
+  valueFrom: {secretKeyRef: {name: {{ $secret }}, key: password}}
 {{- end }}
 {{- if $r.sentinel.addresses }}
 - name: SETT_REDIS_SENTINEL_PASSWORD
-  valueFrom: {secretKeyRef: {name: {{ $r.passwordSecret }}, key: sentinel-password, optional: true}}
+  valueFrom: {secretKeyRef: {name: {{ $secret }}, key: sentinel-password, optional: true}}
 {{- end }}
+{{- end }}
+
+{{/* redis.conf of the bundled Redis. */}}
+{{- define "sett.redisConf" -}}
+port 6379
+bind * -::*
+dir /data
+# AOF, fsynced every second: a crash loses at most about a second of
+# writes (SPEC §4.2); RDB snapshots stay on for fast restarts.
+appendonly yes
+appendfsync everysec
+# Sett's state must never be evicted: refuse writes when full instead.
+maxmemory-policy noeviction
+# The users (default: the administrator) with their password hashes.
+aclfile /etc/redis/acl/users.acl
 {{- end }}
