@@ -8,20 +8,23 @@
 # Nothing comes from GitHub: helm and kubeconform install with `go install`
 # from the Go module proxy into bin/tools, and the JSON schemas kubeconform
 # checks against are made by deploy/helm/kubeschema from the swagger.json of
-# the k8s.io/kubernetes module (also from the proxy), cached in
-# bin/tools/kubeschema/$(KUBE_VERSION). ServiceMonitor is a CRD with no
-# schema in that swagger: it is skipped.
+# the k8s.io/kubernetes module (also from the proxy) and, for the
+# ServiceMonitor CRD, from the CRD file in the prometheus-operator module,
+# cached in bin/tools/kubeschema/.
 HELM_VERSION ?= v3.16.3
 KUBECONFORM_VERSION ?= v0.6.7
 # The Kubernetes API the manifests must fit (a k8s.io/kubernetes module
 # version: `go list -m -versions k8s.io/kubernetes` lists them).
 KUBE_VERSION ?= v1.34.4
+# The prometheus-operator module whose CRD gives the ServiceMonitor schema.
+PROMETHEUS_OPERATOR_VERSION ?= v0.85.0
+SERVICEMONITOR_CRD := github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION):example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
 TOOLS := $(CURDIR)/bin/tools
 # A comma inside $(call ...) arguments.
 helm_comma := ,
 CHART := deploy/helm/sett
-KUBESCHEMA := $(TOOLS)/kubeschema/$(KUBE_VERSION)
-KUBECONFORM_FLAGS ?= -strict -summary -skip ServiceMonitor -schema-location '$(KUBESCHEMA)/{{ .ResourceKind }}{{ .KindSuffix }}.json'
+KUBESCHEMA := $(TOOLS)/kubeschema/$(KUBE_VERSION)-prometheus-operator-$(PROMETHEUS_OPERATOR_VERSION)
+KUBECONFORM_FLAGS ?= -strict -summary -schema-location '$(KUBESCHEMA)/{{ .ResourceKind }}{{ .KindSuffix }}.json'
 
 $(TOOLS)/helm:
 	GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
@@ -32,7 +35,7 @@ $(TOOLS)/kubeconform:
 # Regenerated when the converter changes.
 $(KUBESCHEMA): $(wildcard deploy/helm/kubeschema/*.go)
 	rm -rf $@
-	$(GO) run ./deploy/helm/kubeschema -k8s $(KUBE_VERSION) -out $@
+	$(GO) run ./deploy/helm/kubeschema -k8s $(KUBE_VERSION) -crd $(SERVICEMONITOR_CRD) -out $@
 
 # helm_check renders the chart with the --set list $(1) and validates it.
 # pipefail: a template that fails to render must fail the check, not

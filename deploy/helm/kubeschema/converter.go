@@ -84,9 +84,20 @@ func (c *Converter) Schema(name string, gvk GVK) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("kubeschema: no definition %q", name)
 	}
+	return c.standalone(root, gvk)
+}
+
+// CRDSchema returns the standalone schema of a CustomResourceDefinition
+// version's openAPIV3Schema (a CRD schema has no $ref, so it needs no
+// definitions of its own).
+func CRDSchema(openAPIV3Schema map[string]any, gvk GVK) (map[string]any, error) {
+	return NewConverter(nil).standalone(openAPIV3Schema, gvk)
+}
+
+func (c *Converter) standalone(root map[string]any, gvk GVK) (map[string]any, error) {
 	reached := map[string]bool{}
 	if err := c.reach(root, reached); err != nil {
-		return nil, fmt.Errorf("kubeschema: %s: %w", name, err)
+		return nil, fmt.Errorf("kubeschema: %s: %w", gvk.Kind, err)
 	}
 	out := c.convert(root, true).(map[string]any)
 	// The document is picked by its apiVersion and kind, so these two
@@ -104,11 +115,13 @@ func (c *Converter) Schema(name string, gvk GVK) (map[string]any, error) {
 			props["kind"] = map[string]any{"type": "string", "enum": []any{gvk.Kind}}
 		}
 	}
-	defs := map[string]any{}
-	for d := range reached {
-		defs[d] = c.convertDefinition(d)
+	if len(reached) > 0 {
+		defs := map[string]any{}
+		for d := range reached {
+			defs[d] = c.convertDefinition(d)
+		}
+		out["definitions"] = defs
 	}
-	out["definitions"] = defs
 	out["$schema"] = "http://json-schema.org/draft-07/schema#"
 	return out, nil
 }

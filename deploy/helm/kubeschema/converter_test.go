@@ -76,6 +76,10 @@ func TestSchemaClosesObjectsAndWidensIntOrString(t *testing.T) {
 // follow mk/helm.mk's KUBE_VERSION: the test checks the converter.
 const testK8sVersion = "v1.34.4"
 
+// testServiceMonitorCRD is the CRD the test converts along (any version
+// of the module will do, as above).
+const testServiceMonitorCRD = "github.com/prometheus-operator/prometheus-operator@v0.85.0:example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
+
 // TestKubeconformWithGeneratedSchemas converts the real swagger.json and
 // runs kubeconform -strict on manifests that the API server would accept
 // or refuse.
@@ -85,10 +89,10 @@ func TestKubeconformWithGeneratedSchemas(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "schemas")
 	var out bytes.Buffer
-	if err := run([]string{"-k8s", testK8sVersion, "-out", dir}, &out); err != nil {
+	if err := run([]string{"-k8s", testK8sVersion, "-crd", testServiceMonitorCRD, "-out", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"deployment-apps-v1.json", "statefulset-apps-v1.json", "service-v1.json", "secret-v1.json", "configmap-v1.json"} {
+	for _, f := range []string{"servicemonitor-monitoring-v1.json", "deployment-apps-v1.json", "statefulset-apps-v1.json", "service-v1.json", "secret-v1.json", "configmap-v1.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("no schema %s: %v", f, err)
 		}
@@ -132,6 +136,8 @@ spec:
 		{"unknown top-level field", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndatta: {a: b}\n", false},
 		{"wrong type", deploy("http", "1", "stdin: \"yes\""), false},
 		{"port neither int nor string", deploy("[8080]", "1", ""), false},
+		{"servicemonitor", "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m}\nspec:\n  selector: {matchLabels: {a: b}}\n  endpoints: [{port: http, path: /metrics, interval: 30s}]\n", true},
+		{"servicemonitor unknown field", "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m}\nspec:\n  selector: {matchLabels: {a: b}}\n  endpoints: [{prot: http}]\n", false},
 		{"map value of wrong type", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {a: [1]}}\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

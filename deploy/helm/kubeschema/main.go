@@ -11,6 +11,10 @@
 //
 //	go run ./deploy/helm/kubeschema -k8s v1.34.4 -out bin/tools/kubeschema/v1.34.4
 //	go run ./deploy/helm/kubeschema -swagger path/to/swagger.json -out DIR
+//	... -crd github.com/prometheus-operator/prometheus-operator@v0.85.0:example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
+//
+// CustomResourceDefinitions (-crd) come the same way, from a Go module that
+// carries them: prometheus-operator's gives the ServiceMonitor schema.
 //
 // The output directory is written whole or not at all (built aside, then
 // renamed), and a run whose directory already exists returns at once.
@@ -26,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
@@ -40,6 +45,8 @@ func run(args []string, stdout io.Writer) error {
 	k8s := fs.String("k8s", "", "k8s.io/kubernetes module version whose swagger.json to convert (e.g. v1.34.4)")
 	swagger := fs.String("swagger", "", "a swagger.json to convert instead of the module's")
 	out := fs.String("out", "", "directory to write <kind>-<group>-<version>.json into (required)")
+	var crds crdFlag
+	fs.Var(&crds, "crd", "MODULE@VERSION:PATH of a CustomResourceDefinition in a Go module to convert too (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +65,16 @@ func run(args []string, stdout io.Writer) error {
 		}
 		path = filepath.Join(dir, "api", "openapi-spec", "swagger.json")
 	}
-	n, err := writeSchemas(path, *out)
+	var crdPaths []string
+	for _, c := range crds {
+		mod, file, _ := strings.Cut(c, ":")
+		dir, err := moduleDir(mod)
+		if err != nil {
+			return err
+		}
+		crdPaths = append(crdPaths, filepath.Join(dir, filepath.FromSlash(file)))
+	}
+	n, err := writeSchemas(path, crdPaths, *out)
 	if err != nil {
 		return err
 	}
@@ -85,9 +101,10 @@ func moduleDir(modVersion string) (string, error) {
 	return res.Dir, nil
 }
 
-// writeSchemas converts every kind of the swagger document at path into
-// dir, and returns how many files it wrote.
-func writeSchemas(path, dir string) (int, error) {
+// writeSchemas converts every kind of the swagger document at path, and
+// every version of the CRDs at crdPaths, into dir, and returns how many
+// files it wrote.
+func writeSchemas(path string, crdPaths []string, dir string) (int, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("kubeschema: %w", err)
@@ -103,6 +120,27 @@ func writeSchemas(path, dir string) (int, error) {
 	}
 	conv := NewConverter(doc.Definitions)
 	kinds, defOf := conv.Kinds()
+	schemas := make(map[GVK]map[string]any, len(kinds))
+	for _, gvk := range kinds {
+		s, err := conv.Schema(defOf[gvk], gvk)
+		if err != nil {
+			return 0, err
+		}
+		schemas[gvk] = s
+	}
+	for _, p := range crdPaths {
+		crd, err := crdSchemas(p)
+		if err != nil {
+			return 0, err
+		}
+		for gvk, s := range crd {
+			if _, dup := schemas[gvk]; dup {
+				return 0, fmt.Errorf("kubeschema: %s redefines %v", p, gvk)
+			}
+			kinds = append(kinds, gvk)
+			schemas[gvk] = s
+		}
+	}
 
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
 	if err != nil {
@@ -119,11 +157,7 @@ func writeSchemas(path, dir string) (int, error) {
 			return 0, fmt.Errorf("kubeschema: %v and %v both map to %s", prev, gvk, name)
 		}
 		written[name] = gvk
-		schema, err := conv.Schema(defOf[gvk], gvk)
-		if err != nil {
-			return 0, err
-		}
-		b, err := json.Marshal(schema)
+		b, err := json.Marshal(schemas[gvk])
 		if err != nil {
 			return 0, fmt.Errorf("kubeschema: %s: %w", name, err)
 		}
