@@ -142,6 +142,9 @@ func writeSchemas(path string, crdPaths []string, dir string) (int, error) {
 		}
 	}
 
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return 0, fmt.Errorf("kubeschema: %w", err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return 0, fmt.Errorf("kubeschema: %w", err)
