@@ -62,5 +62,6 @@ test-helm: $(TOOLS)/helm $(TOOLS)/kubeconform $(KUBESCHEMA) ## Lint the Helm cha
 	$(call helm_check,redis.bundled.enabled=true$(helm_comma)redis.bundled.persistence.enabled=false$(helm_comma)redis.bundled.persistence.storageClassName=fast)
 	$(call helm_refuse,instance=demo,no Redis configured)
 	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.url=redis://r:6379/0,conflicting Redis settings: redis.bundled.enabled$(helm_comma) redis.url)
+	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)redis.cluster.addresses={r0:6379},conflicting Redis settings: redis.url$(helm_comma) redis.cluster.addresses)
 	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.tls.enabled=true,bundled Redis serves plaintext)
 	$(GO) test -count=1 ./deploy/helm/...
