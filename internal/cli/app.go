@@ -131,7 +131,15 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 			ws = rec.Workspace
 		}
 		t, err := loadRedisTarget(ws, a.LookupEnv)
-		if err != nil {
+		var cfgErr *configError
+		switch {
+		case errors.As(err, &cfgErr) && rec != nil:
+			// The record's URL reaches a Redis the runtime started.
+		case cfgErr != nil:
+			// Whatever the file meant to name, there is no instance to
+			// fall back to: say both.
+			return nil, nil, fmt.Errorf("%w; and %s cannot be read: %v", explainNoInstance(ctx, a, findErr), configPathIn(ws), cfgErr)
+		case err != nil:
 			return nil, nil, err
 		}
 		if t != nil {

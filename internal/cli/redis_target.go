@@ -33,11 +33,10 @@ type redisTarget struct {
 // loadRedisTarget reads the services.redis section of the sett.yml of
 // workspace, with the environment applied (SETT_REDIS_PASSWORD,
 // SETT_REDIS_USERNAME, SETT_REDIS_SENTINEL_PASSWORD, SETT_HASH_TAG). It
-// returns nil when there is no sett.yml, when it cannot be read (the
-// instance record's URL stays in charge; the daemons report a broken file
-// themselves) or when it names no external Redis (the runtime started
-// Redis and the record reaches it). Bad environment values and unusable
-// TLS files are errors.
+// returns nil when there is no sett.yml or it names no external Redis
+// (the runtime started Redis and the record reaches it). A file that
+// cannot be loaded is a configError; bad environment values and unusable
+// TLS files are plain errors.
 func loadRedisTarget(workspace string, lookupEnv func(string) (string, bool)) (*redisTarget, error) {
 	path := configPathIn(workspace)
 	if _, err := os.Stat(path); err != nil {
@@ -45,7 +44,7 @@ func loadRedisTarget(workspace string, lookupEnv func(string) (string, bool)) (*
 	}
 	cfg, _, err := config.Load(path)
 	if err != nil {
-		return nil, nil //nolint:nilerr // see above: the record is the fallback
+		return nil, &configError{err}
 	}
 	if err := cfg.ApplyEnv(lookupEnv); err != nil {
 		return nil, err
@@ -115,3 +114,11 @@ func (a *App) redisShown(rec *instance.Record) string {
 	}
 	return redactedURL(redisURLOf(a, rec))
 }
+
+// configError is a sett.yml that config.Load refused. With an instance
+// record the record's URL still reaches the instance, so Connect goes on;
+// without one it is part of the explanation.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }

@@ -122,7 +122,7 @@ func TestUnreachableExternalRedisSaysWhatToCheck(t *testing.T) {
 			t.Parallel()
 			e := newTestEnv(t)
 			e.env = map[string]string{}
-			cfg := "version: \"1.0\"\ninstance: far-away\nservices:\n  redis:\n    " + tc.redis + "\n"
+			cfg := "version: \"1.0\"\ninstance: far-away\nagents: {planner: {command: [sett-writer]}}\nservices:\n  redis:\n    " + tc.redis + "\n"
 			if err := os.WriteFile(filepath.Join(e.app.Dir, "sett.yml"), []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -132,6 +132,7 @@ func TestUnreachableExternalRedisSaysWhatToCheck(t *testing.T) {
 					t.Fatalf("sett %s: exit %d (%v), want %d", args[0], ExitCode(err), err, ExitFailure)
 				}
 				msg := err.Error()
+				t.Logf("sett %s: %s", args[0], msg)
 				for _, want := range append([]string{"instance far-away"}, tc.want...) {
 					if !strings.Contains(msg, want) {
 						t.Errorf("sett %s: error %q lacks %q", args[0], msg, want)
@@ -142,5 +143,22 @@ func TestUnreachableExternalRedisSaysWhatToCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnreadableConfigWithoutInstanceSaysBoth: a sett.yml the loader
+// refuses, in a workspace with no instance record, is named next to the
+// missing instance instead of being silently skipped.
+func TestUnreadableConfigWithoutInstanceSaysBoth(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.env = map[string]string{}
+	cfg := "version: \"1.0\"\nservices:\n  redis:\n    cluster: {addresses: [127.0.0.1:7000]}\n"
+	if err := os.WriteFile(filepath.Join(e.app.Dir, "sett.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := e.run(t, "hoard")
+	if !isNoInstance(err) || !strings.Contains(err.Error(), "sett.yml cannot be read") || !strings.Contains(err.Error(), "at least one agent") {
+		t.Fatalf("sett hoard: %v; want no instance, and why sett.yml cannot be read", err)
 	}
 }
