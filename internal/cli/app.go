@@ -126,11 +126,11 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 		// The record's workspace holds the sett.yml the instance was
 		// started with; without a record, the one here may still name
 		// an external Redis.
-		ws := a.Workspace()
+		ws, recURL := a.Workspace(), ""
 		if rec != nil {
-			ws = rec.Workspace
+			ws, recURL = rec.Workspace, rec.RedisURL
 		}
-		t, err := loadRedisTarget(ws, a.LookupEnv)
+		t, err := loadRedisTarget(ws, recURL, a.LookupEnv)
 		var cfgErr *configError
 		switch {
 		case errors.As(err, &cfgErr) && rec != nil:

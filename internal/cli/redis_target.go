@@ -34,10 +34,13 @@ type redisTarget struct {
 // workspace, with the environment applied (SETT_REDIS_PASSWORD,
 // SETT_REDIS_USERNAME, SETT_REDIS_SENTINEL_PASSWORD, SETT_HASH_TAG). It
 // returns nil when there is no sett.yml or it names no external Redis
-// (the runtime started Redis and the record reaches it). A file that
-// cannot be loaded is a configError; bad environment values and unusable
-// TLS files are plain errors.
-func loadRedisTarget(workspace string, lookupEnv func(string) (string, bool)) (*redisTarget, error) {
+// (the runtime started Redis and the record reaches it). recordURL is the
+// instance record's URL, if any: for a single external node it keeps the
+// password the runtime resolved at `sett up` (perhaps from the
+// environment of another shell), while sett.yml adds the TLS files and
+// the ACL user. A file that cannot be loaded is a configError; bad
+// environment values and unusable TLS files are plain errors.
+func loadRedisTarget(workspace, recordURL string, lookupEnv func(string) (string, bool)) (*redisTarget, error) {
 	path := configPathIn(workspace)
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
@@ -53,7 +56,10 @@ func loadRedisTarget(workspace string, lookupEnv func(string) (string, bool)) (*
 	if !r.External() {
 		return nil, nil
 	}
-	conn, err := redisconn.Conn(r, "")
+	if r.Topology() != "url" {
+		recordURL = "" // the record has no URL for a sentinel or cluster
+	}
+	conn, err := redisconn.Conn(r, recordURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

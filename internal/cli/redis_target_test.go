@@ -13,8 +13,9 @@ import (
 )
 
 // TestCommandsReachExternalTopologies runs an instance — the real
-// orchestrator and cub — on a 3-master Redis Cluster and on a
-// Sentinel-managed master, each named only in sett.yml's services.redis,
+// orchestrator and cub — on a 3-master Redis Cluster, on a
+// Sentinel-managed master and on a TLS-only node that wants a client
+// certificate, each named only in sett.yml's services.redis,
 // and runs `sett status` and `sett hoard` in its workspace with no Redis
 // URL anywhere: the CLI must reach the instance the way its daemons do.
 func TestCommandsReachExternalTopologies(t *testing.T) {
@@ -24,20 +25,23 @@ func TestCommandsReachExternalTopologies(t *testing.T) {
 	}
 	topologies := []struct {
 		name  string
-		start func() (*redistest.Topology, error)
+		start func(dir string) (*redistest.Topology, error)
 	}{
-		{name: "cluster", start: func() (*redistest.Topology, error) {
+		{name: "cluster", start: func(string) (*redistest.Topology, error) {
 			return redistest.StartCluster(3, "cluster-pw", redistest.ServerOptions{})
 		}},
-		{name: "sentinel", start: func() (*redistest.Topology, error) {
+		{name: "sentinel", start: func(string) (*redistest.Topology, error) {
 			tp, _, err := redistest.StartSentinel("data-pw", "sentinel-pw")
 			return tp, err
+		}},
+		{name: "tls", start: func(dir string) (*redistest.Topology, error) {
+			return redistest.StartTLS(dir, redistest.ServerOptions{Password: "tls-pw"})
 		}},
 	}
 	for _, top := range topologies {
 		t.Run(top.name, func(t *testing.T) {
 			t.Parallel()
-			tp, err := top.start()
+			tp, err := top.start(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
