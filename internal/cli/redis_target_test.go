@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // orchestrator and cub — on a 3-master Redis Cluster, on a
 // Sentinel-managed master and on a TLS-only node that wants a client
 // certificate, each named only in sett.yml's services.redis,
-// and runs `sett status` and `sett hoard` in its workspace with no Redis
+// and runs `sett status`, `sett hoard` and `sett watch` in its workspace with no Redis
 // URL anywhere: the CLI must reach the instance the way its daemons do.
 func TestCommandsReachExternalTopologies(t *testing.T) {
 	t.Parallel()
@@ -92,6 +93,15 @@ agents:
 				if !strings.Contains(out, id) {
 					t.Errorf("hoard lacks artefact %s:\n%s", id, out)
 				}
+			}
+
+			// watch replays the finished workflow through blocking stream
+			// reads and exits on its completion.
+			ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+			defer cancel()
+			out, errOut, err := e.runContext(ctx, "watch", "--workflow", wf, "--exit-on-completion", "-o", "jsonl")
+			if err != nil || !strings.Contains(out, string(blackboard.EventWorkflowCompleted)) || !strings.Contains(out, plans[0].ID) {
+				t.Errorf("watch: %v; want the workflow's events up to its completion:\n%s\n%s", err, out, errOut)
 			}
 		})
 	}
