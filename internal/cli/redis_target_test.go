@@ -16,9 +16,10 @@ import (
 // TestCommandsReachExternalTopologies runs an instance — the real
 // orchestrator and cub — on a 3-master Redis Cluster, on a
 // Sentinel-managed master and on a TLS-only node that wants a client
-// certificate, each named only in sett.yml's services.redis,
-// and runs `sett status`, `sett hoard` and `sett watch` in its workspace with no Redis
-// URL anywhere: the CLI must reach the instance the way its daemons do.
+// certificate, each named only in sett.yml's services.redis, and runs
+// `sett status`, `sett hoard` and `sett watch` in its workspace with no
+// Redis URL anywhere: the CLI must reach the instance the way its daemons
+// do.
 func TestCommandsReachExternalTopologies(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
