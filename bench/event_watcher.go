@@ -32,7 +32,7 @@ type observedEvent struct {
 // Safe for concurrent use.
 type eventWatcher struct {
 	bb     *blackboard.Client
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -52,11 +52,17 @@ func startEventWatcher(ctx context.Context, url, instance string, counter *clien
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	ro.PoolSize = 2
-	rdb := redis.NewClient(ro)
+	return startEventWatcherOn(ctx, redis.NewClient(ro), blackboard.Options{Instance: instance}, counter)
+}
+
+// startEventWatcherOn is startEventWatcher on a client of any topology
+// (opts carries the instance and, for a cluster, HashTag); the watcher
+// owns rdb and closes it.
+func startEventWatcherOn(ctx context.Context, rdb redis.UniversalClient, opts blackboard.Options, counter *clientCounter) (*eventWatcher, error) {
 	if counter != nil {
 		rdb.AddHook(counter)
 	}
-	bb, err := blackboard.New(ctx, rdb, blackboard.Options{Instance: instance})
+	bb, err := blackboard.New(ctx, rdb, opts)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err

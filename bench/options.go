@@ -53,6 +53,13 @@ type Options struct {
 	// retention scenario measures memory over, with retention off and
 	// on. Default 10000.
 	RetentionWorkflows int `json:"retention_workflows"`
+	// TopologyHopSamples is the number of timed 1-agent hops against each
+	// production topology (a 3-master Redis Cluster, a TLS-only node),
+	// after HopWarmup untimed ones; TopologyThroughputRounds the number of
+	// throughput rounds (of ThroughputGoals goals) against each. Default
+	// 300 and 6, as on the single plaintext node they are compared with.
+	TopologyHopSamples       int `json:"topology_hop_samples"`
+	TopologyThroughputRounds int `json:"topology_throughput_rounds"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -81,6 +88,7 @@ func DefaultOptions() Options {
 		RecoverySamples:    10,
 		VaultSamples:       100,
 		RetentionWorkflows: 10000,
+		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
 	}
 }
 
@@ -100,6 +108,7 @@ func SmokeOptions() Options {
 		RecoverySamples:    2,
 		VaultSamples:       3,
 		RetentionWorkflows: 20,
+		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
 	}
 }
 
@@ -127,6 +136,8 @@ func (o Options) withDefaults() Options {
 	set(&o.RecoverySamples, d.RecoverySamples)
 	set(&o.VaultSamples, d.VaultSamples)
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
+	set(&o.TopologyHopSamples, d.TopologyHopSamples)
+	set(&o.TopologyThroughputRounds, d.TopologyThroughputRounds)
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

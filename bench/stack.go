@@ -34,6 +34,10 @@ type stackSpec struct {
 	proxied bool
 	// extra is appended to sett.yml (top-level sections, e.g. retention).
 	extra string
+	// topology, when set, is the Redis the stack uses instead of a
+	// redis-server of its own (a cluster, a TLS node): the daemons read
+	// it from services.redis, as a user's would. The caller stops it.
+	topology *redistest.Topology
 }
 
 // stack is a running Sett instance: its own redis-server, one cub per
@@ -45,6 +49,10 @@ type stack struct {
 	Instance string
 	Dir      string
 	Redis    *redistest.Server
+	// Topology is the Redis of a stack on a cluster or TLS (Redis and Raw
+	// are nil then); Remote is the harness's client on it.
+	Topology *redistest.Topology
+	Remote   redis.UniversalClient
 	// BB is the harness's client; Counter counts its round trips.
 	BB      *blackboard.Client
 	Raw     *redis.Client
@@ -79,6 +87,14 @@ func (sp stackSpec) yaml(noop string) string {
 		b.WriteString("}\n")
 	}
 	b.WriteString(sp.extra)
+	if sp.topology != nil {
+		b.WriteString("services:\n  redis:\n")
+		for _, line := range strings.SplitAfter(strings.TrimRight(sp.topology.YAML, "\n")+"\n", "\n") {
+			if line != "" {
+				b.WriteString("    " + line)
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -87,7 +103,7 @@ func (sp stackSpec) yaml(noop string) string {
 // first liveness read therefore sees every agent.
 func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err error) {
 	s = &stack{Name: sp.name, Instance: "bench-" + sp.name, Dir: filepath.Join(r.workDir, sp.name),
-		Proxies: map[string]*RoundTripProxy{}}
+		Topology: sp.topology, Proxies: map[string]*RoundTripProxy{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -97,8 +113,10 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	if s.Redis, err = startRedisServer(ctx, filepath.Join(s.Dir, "redis"), true); err != nil {
-		return nil, err
+	if sp.topology == nil {
+		if s.Redis, err = startRedisServer(ctx, filepath.Join(s.Dir, "redis"), true); err != nil {
+			return nil, err
+		}
 	}
 	config := filepath.Join(s.Dir, "sett.yml")
 	if err := os.WriteFile(config, []byte(sp.yaml(r.bins.Noop)), 0o644); err != nil {
@@ -108,6 +126,12 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 		return nil, err
 	}
 	urlFor := func(proc string) (string, error) {
+		if sp.topology != nil {
+			if sp.proxied {
+				return "", fmt.Errorf("bench: stack %s: the round-trip proxies need a single node, not %s", sp.name, sp.topology.Name)
+			}
+			return "", nil
+		}
 		if !sp.proxied {
 			return s.Redis.URL(), nil
 		}
@@ -119,11 +143,15 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 		return urlVia(s.Redis, p.Addr()), nil
 	}
 	env := func(url string) []string {
-		return []string{
+		e := []string{
 			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-			"SETT_INSTANCE=" + s.Instance, "SETT_REDIS_URL=" + url, "SETT_CONFIG=" + config,
+			"SETT_INSTANCE=" + s.Instance, "SETT_CONFIG=" + config,
 			"SETT_LOG_FORMAT=json",
 		}
+		if url != "" { // a topology stack's daemons read services.redis
+			e = append(e, "SETT_REDIS_URL="+url)
+		}
+		return e
 	}
 	for _, a := range sp.agents {
 		url, err := urlFor("cub-" + a.name)
@@ -153,7 +181,13 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 	if err := s.Orchestrator.waitReady(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
-	if s.Watcher, err = startEventWatcher(ctx, s.Redis.URL(), s.Instance, s.Counter); err != nil {
+	if sp.topology != nil {
+		s.Watcher, err = startEventWatcherOn(ctx, sp.topology.Client(2),
+			blackboard.Options{Instance: s.Instance, HashTag: sp.topology.HashTag}, s.Counter)
+	} else {
+		s.Watcher, err = startEventWatcher(ctx, s.Redis.URL(), s.Instance, s.Counter)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -161,6 +195,14 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 
 // connect opens the harness's counted client.
 func (s *stack) connect(ctx context.Context) error {
+	if s.Topology != nil {
+		s.Remote = s.Topology.Client(64)
+		s.Counter = &clientCounter{}
+		s.Remote.AddHook(s.Counter)
+		var err error
+		s.BB, err = blackboard.New(ctx, s.Remote, blackboard.Options{Instance: s.Instance, HashTag: s.Topology.HashTag})
+		return err
+	}
 	ro, err := redis.ParseURL(s.Redis.URL())
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -231,6 +273,9 @@ func (s *stack) Close() {
 	}
 	if s.Raw != nil {
 		_ = s.Raw.Close()
+	}
+	if s.Remote != nil {
+		_ = s.Remote.Close()
 	}
 	if s.Redis != nil {
 		s.Redis.Shutdown()

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,64 +12,42 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// topology is a production-shaped Redis the core scenarios run against:
-// how the test's client reaches it and the services.redis section the
-// daemons read.
-type topology struct {
-	conn    blackboard.Conn
-	yaml    string
-	hashTag bool
-}
+// topology is a production-shaped Redis the core scenarios run against
+// (internal/redistest starts it; the bench starts the same ones).
+type topology struct{ *redistest.Topology }
 
 func (tp topology) stack(t *testing.T, config string) *stacktest.Stack {
-	return stacktest.New(t, config, stacktest.Options{Conn: &tp.conn, RedisYAML: tp.yaml, HashTag: tp.hashTag})
+	return stacktest.New(t, config, stacktest.Options{Conn: &tp.Conn, RedisYAML: tp.YAML, HashTag: tp.HashTag})
 }
 
 // clusterTopology starts a 3-master Redis Cluster.
 func clusterTopology(t *testing.T) topology {
-	cl, err := redistest.NewCluster(3, "cluster-pw")
+	tp, err := redistest.StartCluster(3, "cluster-pw", redistest.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cl.Stop)
-	return topology{
-		conn:    blackboard.Conn{ClusterAddrs: cl.Addrs(), Password: cl.Password},
-		yaml:    "password: " + cl.Password + "\ncluster:\n  addresses: [" + strings.Join(cl.Addrs(), ", ") + "]\n",
-		hashTag: true,
-	}
+	t.Cleanup(tp.Stop)
+	return topology{tp}
 }
 
 // sentinelTopology starts a master, a replica and a sentinel.
 func sentinelTopology(t *testing.T) (topology, *redistest.SentinelSet) {
-	set, err := redistest.NewSentinelSet("data-pw", "sentinel-pw")
+	tp, set, err := redistest.StartSentinel("data-pw", "sentinel-pw")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(set.Stop)
-	return topology{
-		conn: blackboard.Conn{Password: set.Password, Sentinel: &blackboard.SentinelConn{
-			MasterName: set.MasterName, Addrs: []string{set.Sentinel.Addr}, Password: set.SentinelPassword}},
-		yaml: fmt.Sprintf("password: %s\nsentinel:\n  master_name: %s\n  addresses: [%s]\n  password: %s\n",
-			set.Password, set.MasterName, set.Sentinel.Addr, set.SentinelPassword),
-	}, set
+	t.Cleanup(tp.Stop)
+	return topology{tp}, set
 }
 
 // tlsTopology starts a TLS-only Redis that requires client certificates.
 func tlsTopology(t *testing.T) topology {
-	files, err := redistest.NewTLSFiles(filepath.Join(t.TempDir(), "tls"))
+	tp, err := redistest.StartTLS(t.TempDir(), redistest.ServerOptions{Password: "tls-pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := redistest.NewServer(redistest.ServerOptions{Password: "tls-pw", TLS: files})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return topology{
-		conn: blackboard.Conn{URL: srv.URL(), TLS: files.ClientConfig()},
-		yaml: fmt.Sprintf("url: %s\ntls:\n  ca_file: %s\n  cert_file: %s\n  key_file: %s\n  server_name: %s\n",
-			srv.URL(), files.CA, files.ClientCert, files.ClientKey, files.ServerName),
-	}
+	t.Cleanup(tp.Stop)
+	return topology{tp}
 }
 
 // TestCoreScenariosOnProductionRedis runs the three-phase pipeline, the

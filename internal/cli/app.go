@@ -71,8 +71,10 @@ type App struct {
 	IsTTY bool
 
 	// Global flags.
-	name      string
-	redisURL  string
+	name     string
+	redisURL string
+	// dialled describes the external Redis Connect dialled ("" for a URL).
+	dialled   string
 	noColor   bool
 	opTimeout time.Duration
 }
@@ -106,7 +108,9 @@ func (a *App) InstanceName() string {
 
 // Connect opens the blackboard of the instance the command means: with
 // --redis-url (or SETT_REDIS_URL) and an instance name it connects
-// directly; otherwise it finds the instance record of the workspace.
+// directly; when the instance's sett.yml names an external Redis
+// (services.redis: url, sentinel or cluster) it connects as the daemons
+// do, with those settings; otherwise it uses the instance record's URL.
 func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record, error) {
 	url := a.redisURL
 	if url == "" {
@@ -114,17 +118,47 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	}
 	name := a.InstanceName()
 	var rec *instance.Record
+	var findErr error
 	if url == "" || name == "" {
-		r, err := instance.Find(a.Workspace(), name)
-		if err != nil {
-			return nil, nil, explainNoInstance(ctx, a, err)
+		rec, findErr = instance.Find(a.Workspace(), name)
+	}
+	if url == "" {
+		// The record's workspace holds the sett.yml the instance was
+		// started with; without a record, the one here may still name
+		// an external Redis.
+		ws, recURL := a.Workspace(), ""
+		if rec != nil {
+			ws, recURL = rec.Workspace, rec.RedisURL
 		}
-		rec = r
+		t, err := loadRedisTarget(ws, recURL, a.LookupEnv)
+		var cfgErr *configError
+		switch {
+		case errors.As(err, &cfgErr) && rec != nil:
+			// The record's URL reaches a Redis the runtime started.
+		case cfgErr != nil:
+			// Whatever the file meant to name, there is no instance to
+			// fall back to: say both.
+			return nil, nil, fmt.Errorf("%w; and %s cannot be read: %v", explainNoInstance(ctx, a, findErr), configPathIn(ws), cfgErr)
+		case err != nil:
+			return nil, nil, err
+		}
+		if t != nil {
+			bb, err := a.connectTarget(ctx, t, rec)
+			if err != nil {
+				return nil, nil, err
+			}
+			return bb, rec, nil
+		}
+	}
+	if url == "" || name == "" {
+		if findErr != nil {
+			return nil, nil, explainNoInstance(ctx, a, findErr)
+		}
 		if url == "" {
-			url = r.RedisURL
+			url = rec.RedisURL
 		}
 		if name == "" {
-			name = r.Name
+			name = rec.Name
 		}
 	}
 	hashTag := rec != nil && rec.HashTag

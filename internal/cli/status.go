@@ -136,7 +136,7 @@ func runStatus(cmd *cobra.Command, app *App, format string) error {
 		}
 		// The instance is known but its Redis does not answer: that is
 		// the status to report.
-		r := &statusReport{Instance: app.InstanceName(), Redis: redisReport{URL: redactedURL(redisURLOf(app, rec))}}
+		r := &statusReport{Instance: app.InstanceName(), Redis: redisReport{URL: app.redisShown(rec)}}
 		return reportUnreachable(out, styleFor(app), format, r, err)
 	}
 	defer bb.Close()
@@ -216,7 +216,7 @@ func configuredAgents(workspace string) (roles map[string]string, heartbeatTTL t
 // collectStatus reads everything the report shows, in a handful of
 // pipelined round trips.
 func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *instance.Record) (*statusReport, error) {
-	r := &statusReport{Instance: bb.Instance(), Redis: redisReport{URL: redactedURL(redisURLOf(app, rec))}}
+	r := &statusReport{Instance: bb.Instance(), Redis: redisReport{URL: app.redisShown(rec)}}
 	start := time.Now()
 	if err := bb.Ping(ctx); err != nil {
 		r.Redis.Error = err.Error()

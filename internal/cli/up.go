@@ -160,7 +160,8 @@ func printUpSummary(cmd *cobra.Command, rec *instance.Record, cfg *config.Config
 		flag = " --name " + rec.Name
 	}
 	fmt.Fprintf(out, "\nInstance %s is up (%s runtime): %s.\n", rec.Name, rec.Runtime, componentSummary(rec, cfg))
-	if u, err := url.Parse(rec.RedisURL); err == nil {
+	// An external Sentinel or Cluster has no single URL in the record.
+	if u, err := url.Parse(rec.RedisURL); err == nil && u.Host != "" {
 		fmt.Fprintf(out, "  redis       %s (the password is in the instance record, %s)\n", u.Host, instance.RecordPath(rec.Workspace, rec.Name))
 	}
 	if rec.StateDir != "" {

@@ -21,6 +21,13 @@ type Cluster struct {
 // joins them with CLUSTER MEET and waits until every node reports
 // cluster_state:ok. The caller must Stop it.
 func NewCluster(masters int, password string) (*Cluster, error) {
+	return NewClusterWith(masters, password, ServerOptions{})
+}
+
+// NewClusterWith is NewCluster with node as the base options of every
+// node (AOF, for a benchmark that compares with a persistent single
+// node); its Password, Dir, Extra and TLS are replaced.
+func NewClusterWith(masters int, password string, node ServerOptions) (*Cluster, error) {
 	if masters < 1 {
 		return nil, fmt.Errorf("redistest: a cluster needs at least one master, not %d", masters)
 	}
@@ -31,10 +38,13 @@ func NewCluster(masters int, password string) (*Cluster, error) {
 			c.Stop()
 			return nil, err
 		}
-		srv, err := NewServer(ServerOptions{Password: password, Extra: []string{
+		opts := node
+		opts.Password, opts.Dir, opts.TLS = password, "", nil
+		opts.Extra = []string{
 			"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
 			"cluster-port " + strconv.Itoa(busPort), "masterauth " + password,
-		}})
+		}
+		srv, err := NewServer(opts)
 		if err != nil {
 			c.Stop()
 			return nil, err
