@@ -84,6 +84,11 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		releaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, log)
+	}()
 	if os.Getpid() == 1 {
 		// PID 1 of a container adopts every orphan: reap them, or their
 		// zombies pile up against the pids limit.

@@ -97,6 +97,8 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); releaseStartupMemory(ctx, o.Started, log) }()
 	err = o.Run(ctx)
 	wg.Wait()
 	log.Info().Msg("orchestrator stopped")
