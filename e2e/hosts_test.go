@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"net/url"
@@ -299,8 +300,9 @@ func (l *hostLab) logs(ctx context.Context, host string) string {
 	return b.String()
 }
 
-// logHas reports whether host's log has a line holding every one of want.
-func (l *hostLab) logHas(host string, want ...string) bool {
+// logLine returns the first line of host's log that holds every one of
+// want, "" when there is none.
+func (l *hostLab) logLine(host string, want ...string) string {
 	sc := bufio.NewScanner(strings.NewReader(l.logs(context.Background(), host)))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 lines:
@@ -310,9 +312,24 @@ lines:
 				continue lines
 			}
 		}
-		return true
+		return sc.Text()
 	}
-	return false
+	return ""
+}
+
+// logHas reports whether host's log has a line holding every one of want.
+func (l *hostLab) logHas(host string, want ...string) bool { return l.logLine(host, want...) != "" }
+
+// logTime is the time a daemon's JSON log line was written.
+func logTime(t testing.TB, line string) time.Time {
+	t.Helper()
+	var v struct {
+		Time time.Time `json:"time"`
+	}
+	if err := json.Unmarshal([]byte(line), &v); err != nil || v.Time.IsZero() {
+		t.Fatalf("log line without a time (%v): %s", err, line)
+	}
+	return v.Time
 }
 
 // stamps returns what host's tool runs stamped: "start <claim>" and
@@ -457,10 +474,17 @@ agents:
 	if !l.has(other, "start "+claimID) || !l.has(other, "finish "+claimID) {
 		t.Errorf("%s stamped %v: want it to have run claim %s to the end", other, l.stamps(other), claimID)
 	}
-	// The victim's cub stopped its tool (or gave up writing its result)
-	// before the lease could expire, and says so.
-	if !l.logHas(victim, claimID, "stopping the tool at once") {
+	// The victim's cub gave the grant up — stopped its tool, or its
+	// attempts to write the result — before the claim was granted again:
+	// the two copies never overlap.
+	if fence := l.logLine(victim, claimID, "stopping the tool at once"); fence == "" {
 		t.Errorf("%s's cub never said it stopped the work of claim %s it could not renew", victim, claimID)
+	} else if at := logTime(t, fence); !at.Before(time.UnixMilli(regrant.TsMs)) {
+		t.Errorf("%s's cub gave the grant up at %s, after the re-grant at %s", victim,
+			at.Format(time.StampMilli), time.UnixMilli(regrant.TsMs).Format(time.StampMilli))
+	}
+	if l.has(victim, "finish "+claimID) {
+		t.Logf("hosts: %s's tool finished while cut off; its result never landed", victim)
 	}
 
 	// Exactly one result, written under the new grant, by the other host.
@@ -503,11 +527,6 @@ agents:
 	})
 	if n := len(byType(l.artefactsOf(wf))["Result"]); n != 1 {
 		t.Errorf("%d Result artefacts after the zombie's write, want still one", n)
-	}
-	for _, s := range l.stamps(victim) {
-		if s == "finish "+claimID {
-			t.Logf("hosts: %s's tool finished while cut off; its result was never written", victim)
-		}
 	}
 
 	// The victim is healthy again and takes work: with the other replica
