@@ -355,6 +355,19 @@ func (l *hostLab) has(host, line string) bool {
 	return false
 }
 
+// count is how many times any host stamped line.
+func (l *hostLab) count(line string) int {
+	n := 0
+	for host := range l.ids {
+		for _, s := range l.stamps(host) {
+			if s == line {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // event returns the first event of type typ that match accepts, waiting
 // for it up to timeout.
 func (l *hostLab) event(typ blackboard.EventType, timeout time.Duration, match func(blackboard.Event) bool) blackboard.Event {
@@ -474,6 +487,10 @@ agents:
 	if !l.has(other, "start "+claimID) || !l.has(other, "finish "+claimID) {
 		t.Errorf("%s stamped %v: want it to have run claim %s to the end", other, l.stamps(other), claimID)
 	}
+	if n := l.count("start " + claimID); n != 2 {
+		t.Errorf("the tool started %d times on claim %s, want twice (once per grant): %s %v, %s %v",
+			n, claimID, victim, l.stamps(victim), other, l.stamps(other))
+	}
 	// The victim's cub gave the grant up — stopped its tool, or its
 	// attempts to write the result — before the claim was granted again:
 	// the two copies never overlap.
@@ -501,8 +518,9 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Outputs["worker"] != res.ID || st.Claim.Status != blackboard.ClaimComplete {
-		t.Errorf("claim %s: status %s, output %s; want complete with %s", claimID, st.Claim.Status, st.Outputs["worker"], res.ID)
+	if st.Outputs["worker"] != res.ID || st.Claim.Status != blackboard.ClaimComplete || st.Claim.Attempts != 2 {
+		t.Errorf("claim %s: status %s, output %s, %d grant attempts; want complete with %s after 2",
+			claimID, st.Claim.Status, st.Outputs["worker"], st.Claim.Attempts, res.ID)
 	}
 
 	// Reconnected, the victim's late result is refused by its grant token.
