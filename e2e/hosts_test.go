@@ -25,6 +25,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/runtime/docker"
+	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -567,6 +568,8 @@ agents:
 	}
 }
 
+// artefactsOf lists a workflow's artefacts, oldest first (through the
+// stack helper, which needs only a blackboard client).
 func (l *hostLab) artefactsOf(wf string) []*blackboard.Artefact {
 	l.t.Helper()
 	s := &stack{t: l.t, bb: l.bb}
@@ -576,8 +579,11 @@ func (l *hostLab) artefactsOf(wf string) []*blackboard.Artefact {
 // stackWait waits for a workflow to end.
 func stackWait(t testing.TB, bb *blackboard.Client, wf string) *blackboard.Workflow {
 	t.Helper()
-	s := &stack{t: t, bb: bb}
-	return s.waitWorkflow(wf, time.Minute)
+	w, err := stacktest.WaitWorkflow(context.Background(), bb, wf, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // quoteYAML renders s as a double-quoted YAML scalar.
