@@ -82,13 +82,6 @@ func (c Conn) Topology() Topology {
 }
 
 // universal builds the go-redis client for c without connecting.
-//
-// Every client honours its context's deadline on the socket
-// (ContextTimeoutEnabled): without it go-redis waits for its own read
-// timeout (3 s, and again on each retry) whatever the context says, and
-// a cub whose host lost its network — packets dropped, no reset — would
-// learn that its heartbeat failed only after its leases had expired, too
-// late to stop its tools before their claims are granted again.
 func (c Conn) universal() (redis.UniversalClient, error) {
 	pool := c.PoolSize
 	if pool <= 0 {
@@ -117,7 +110,6 @@ func (c Conn) universal() (redis.UniversalClient, error) {
 			ro.TLSConfig = tc
 		}
 		ro.PoolSize = max(ro.PoolSize, pool)
-		ro.ContextTimeoutEnabled = true
 		return redis.NewClient(ro), nil
 	case TopologySentinel:
 		s := c.Sentinel
@@ -131,12 +123,12 @@ func (c Conn) universal() (redis.UniversalClient, error) {
 			MasterName: s.MasterName, SentinelAddrs: s.Addrs,
 			SentinelUsername: s.Username, SentinelPassword: s.Password,
 			Username: c.Username, Password: c.Password,
-			TLSConfig: c.TLS, PoolSize: pool, ContextTimeoutEnabled: true,
+			TLSConfig: c.TLS, PoolSize: pool,
 		}), nil
 	case TopologyCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password,
-			TLSConfig: c.TLS, PoolSize: pool, ContextTimeoutEnabled: true,
+			TLSConfig: c.TLS, PoolSize: pool,
 		}), nil
 	}
 	return nil, fmt.Errorf("%w: redis connection: set exactly one of a URL, a sentinel or cluster addresses", ErrInvalid)
