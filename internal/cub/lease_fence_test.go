@@ -50,3 +50,42 @@ func TestUnrenewableLeaseStopsTheToolAtOnce(t *testing.T) {
 		t.Error("the keeper still holds the lease it gave up")
 	}
 }
+
+// A cub whose network goes dead — packets dropped, no reset, so no call
+// fails by itself for as long as go-redis's read timeout (an hour here) —
+// still stops its tools before their leases expire: each beat waits one
+// period at most.
+func TestDeadNetworkStopsTheToolAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	bh := redistest.NewBlackhole(t, srv.Addr)
+	url := "redis://:" + srv.Password + "@" + bh.Addr() + "/0?read_timeout=1h&write_timeout=1h"
+	bb, err := blackboard.Dial(t.Context(), url, blackboard.Options{Instance: redistest.Instance(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bb.Close() })
+	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: 600 * time.Millisecond,
+		HeartbeatTTL: 600 * time.Millisecond}, NewMetrics(nil), zerolog.Nop())
+	k.Beat(t.Context())
+	if !k.Alive() {
+		t.Fatal("the first beat, before the cut, failed")
+	}
+	causes := make(chan error, 1)
+	k.Hold("claim-1", "1", "1-0", func(cause error) { causes <- cause })
+	bh.Cut()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = k.Run(ctx) }()
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, tool.ErrStopNow) {
+			t.Errorf("work cancelled with %v, want tool.ErrStopNow", cause)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the work of a lease unrenewable on a dead network was never stopped")
+	}
+	if k.Holding("claim-1") {
+		t.Error("the keeper still holds the lease it gave up")
+	}
+}

@@ -3,6 +3,7 @@ package cub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -141,11 +142,7 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 	}
 	k.mu.Unlock()
 	sent := time.Now()
-	// A beat may take at most one period: a cub cut off from Redis must
-	// learn it while its leases still live (see fenceUnrenewed).
-	bctx, cancel := context.WithTimeout(ctx, k.Interval())
-	lost, err := k.bb.Heartbeat(bctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
-	cancel()
+	lost, err := k.heartbeat(ctx, leases)
 	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Warn().Err(err).Msg("heartbeat failed")
@@ -175,6 +172,37 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 		k.m.LeasesLost.Inc()
 		k.log.Warn().Str("claim_id", ids[i]).Msg("work lease lost; abandoning the grant")
 		h.cancel(errLeaseLost)
+	}
+}
+
+// beatResult is what one heartbeat round trip answered.
+type beatResult struct {
+	lost []blackboard.Lease
+	err  error
+}
+
+// heartbeat sends one beat and waits for it at most one period: a cub cut
+// off from Redis must learn it while its leases still live (see
+// fenceUnrenewed). The context alone does not bound the wait: go-redis
+// keeps reading a connection until its own read timeout (3 s, then again
+// on each retry) whatever the context's deadline, and on a dead network —
+// packets dropped, no reset — that is longer than the fence's margin. So
+// the keeper stops waiting at the deadline and leaves the call to end on
+// its own; should it land late, it renews nothing this cub has given up
+// (a lease is extended only while it still holds this cub's token).
+func (k *LeaseKeeper) heartbeat(ctx context.Context, leases []blackboard.Lease) ([]blackboard.Lease, error) {
+	bctx, cancel := context.WithTimeout(ctx, k.Interval())
+	defer cancel()
+	done := make(chan beatResult, 1)
+	go func() {
+		lost, err := k.bb.Heartbeat(bctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
+		done <- beatResult{lost: lost, err: err}
+	}()
+	select {
+	case r := <-done:
+		return r.lost, r.err
+	case <-bctx.Done():
+		return nil, fmt.Errorf("cub: heartbeat unanswered after %v: %w", k.Interval(), bctx.Err())
 	}
 }
 

@@ -398,7 +398,15 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		age := time.Duration(live.NowMs-delivered) * time.Millisecond
 		switch {
 		case live.LiveLeases[agent]:
-			next = minPositive(next, a.set.LeaseTTL+leaseMargin)
+			// Look again right when the lease would expire unrenewed: a
+			// cub cut off mid-tool loses its grant one lease TTL after its
+			// last renewal (plus the margin), long before a sibling replica
+			// would reclaim the grant's idle inbox entry (two TTLs).
+			left := live.LeaseLeft[agent]
+			if left <= 0 {
+				left = a.set.LeaseTTL
+			}
+			next = minPositive(next, left+leaseMargin)
 		case age < a.set.LeaseTTL:
 			next = minPositive(next, a.set.LeaseTTL-age+leaseMargin)
 		default:

@@ -332,3 +332,37 @@ func TestConsensusFromSnapshot(t *testing.T) {
 		t.Fatalf("a stale snapshot moved the claim: %+v -> %+v", cl, again)
 	}
 }
+
+// TestLeaseCheckFollowsTheLeaseExpiry: while a grant's lease lives, the
+// next lease check is armed for when the lease would expire unrenewed,
+// not a whole lease TTL later, so that a cub cut off from Redis loses its
+// grant one TTL after its last renewal (and before a sibling replica
+// would reclaim the grant's inbox entry, at two TTLs).
+func TestLeaseCheckFollowsTheLeaseExpiry(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: time.Minute, MaxGrantAttempts: 2,
+		Agents: map[string]string{"ex": "ex"}})
+	_, claimID := f.goal()
+	f.bid(claimID, "ex", blackboard.BidExclusive)
+	ctx := t.Context()
+	// The cub took the lease and renewed it last a while ago: 3 s are left.
+	if err := f.bb.TakeLease(ctx, claimID, "ex", "1", "cub-1", 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The grant is older than the lease TTL, as if a minute had passed.
+	if err := redistest.Raw(t).HSet(ctx, f.bb.Keys().Claim(claimID), "updated_at_ms", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var armed []time.Duration
+	f.advancer.TimerArmedFunc = func(d time.Duration) { armed = append(armed, d) }
+	f.advance(claimID)
+	if len(armed) != 1 {
+		t.Fatalf("timers armed: %v, want one lease check", armed)
+	}
+	if armed[0] <= leaseMargin || armed[0] > 3*time.Second+leaseMargin {
+		t.Errorf("next lease check in %v, want when the lease expires (at most 3s + %v)", armed[0], leaseMargin)
+	}
+	if cl := f.claim(claimID); cl.Attempts > 1 {
+		t.Errorf("a live lease was re-granted (attempts %d)", cl.Attempts)
+	}
+}

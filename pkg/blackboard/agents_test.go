@@ -79,6 +79,9 @@ func TestTakeLease(t *testing.T) {
 			if !reflect.DeepEqual(st.LiveLeases, map[string]bool{"coder": true, "tester": false}) {
 				t.Errorf("live leases = %v", st.LiveLeases)
 			}
+			if left, ok := st.LeaseLeft["coder"]; !ok || left <= 0 || left > time.Minute || len(st.LeaseLeft) != 1 {
+				t.Errorf("lease left = %v; want the coder's, in (0, 1m], and no other", st.LeaseLeft)
+			}
 		})
 	}
 	t.Run("unknown claim", func(t *testing.T) {

@@ -582,6 +582,11 @@ type ClaimState struct {
 	// LiveLeases lists the granted agents whose work lease exists (only
 	// filled when requested).
 	LiveLeases map[string]bool
+	// LeaseLeft gives, for each live lease with an expiry, the time it has
+	// left: the orchestrator checks it again right when it would expire,
+	// so that a cub cut off from Redis loses its grant one lease TTL
+	// after its last renewal, not up to two.
+	LeaseLeft map[string]time.Duration
 	// DeliveredAtMs gives, for the requested agents whose grant reached
 	// their inbox, when it did; an agent missing from it still waits for
 	// one of its slots (its grant is queued, not lost).
@@ -611,10 +616,10 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	if ValidateID(workflowID) == nil {
 		wfCmd = pipe.HGetAll(ctx, c.keys.Workflow(workflowID))
 	}
-	leaseCmds := make([]*redis.IntCmd, len(leasesOf))
+	leaseCmds := make([]*redis.DurationCmd, len(leasesOf))
 	deliveredCmds := make([]*redis.FloatCmd, len(leasesOf))
 	for i, a := range leasesOf {
-		leaseCmds[i] = pipe.Exists(ctx, c.keys.Lease(claimID, a))
+		leaseCmds[i] = pipe.PTTL(ctx, c.keys.Lease(claimID, a))
 		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -640,9 +645,18 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	if len(leasesOf) > 0 {
 		st.LiveLeases = make(map[string]bool, len(leasesOf))
+		st.LeaseLeft = make(map[string]time.Duration, len(leasesOf))
 		st.DeliveredAtMs = make(map[string]int64, len(leasesOf))
 		for i, a := range leasesOf {
-			st.LiveLeases[a] = leaseCmds[i].Val() == 1
+			// PTTL answers -2 for a missing key and -1 for one without an
+			// expiry (go-redis passes both through as they are).
+			st.LiveLeases[a] = false
+			switch left := leaseCmds[i].Val(); {
+			case left > 0:
+				st.LiveLeases[a], st.LeaseLeft[a] = true, left
+			case left == -1:
+				st.LiveLeases[a] = true
+			}
 			if deliveredCmds[i].Err() == nil {
 				st.DeliveredAtMs[a] = int64(deliveredCmds[i].Val())
 			}
