@@ -91,6 +91,10 @@ type NewClaim struct {
 	Events []Event
 	// Epoch is the orchestrator's leader epoch (fencing).
 	Epoch int64
+	// GrantPlan, on a claim that asks for bids, lets the last expected
+	// bid grant it in the same script (see GrantPlan); nil leaves every
+	// grant to the orchestrator. It needs Epoch.
+	GrantPlan *GrantPlan
 }
 
 // CreateClaim creates a claim atomically with its indexes, timer, inbox
@@ -180,6 +184,13 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	}
 	fields := claimFields(cl)
 	args := []any{string(body)}
+	if nc.GrantPlan != nil {
+		plan, err := nc.GrantPlan.encode(c.keys, nc.Epoch)
+		if err != nil {
+			return "", false, err
+		}
+		args = append(args, "grant_plan", plan)
+	}
 	for _, p := range fields {
 		switch p[0] {
 		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms",
@@ -515,7 +526,7 @@ func decodeBids(m map[string]string) map[string]Bid {
 // ErrStaleStatus (consensus is over), ErrNotInvited, ErrNotFound,
 // ErrInvalid.
 func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) error {
-	return c.submitBid(ctx, claimID, "", agent, bid, "")
+	return c.submitBid(ctx, claimID, "", agent, bid, "", nil)
 }
 
 // AnswerBidRequest submits the bid that answers a bid request read from
@@ -523,14 +534,16 @@ func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) 
 // whatever the outcome (a duplicate or late bid also finishes it). Errors
 // as SubmitBid.
 //
-// When this is the last expected bid, the orchestrator's bids_complete
+// When this is the last expected bid, the script grants the claim itself
+// if the claim carries a GrantPlan that allows it (the request's Bidders
+// name the keys it may touch); otherwise the orchestrator's bids_complete
 // entry carries a snapshot of the claim, its bids and its workflow's
 // status (see ConsensusSnapshot).
 func (c *Client) AnswerBidRequest(ctx context.Context, req InboxEntry, bid Bid) error {
-	return c.submitBid(ctx, req.ClaimID, req.WorkflowID, req.Agent, bid, req.StreamID)
+	return c.submitBid(ctx, req.ClaimID, req.WorkflowID, req.Agent, bid, req.StreamID, req.Bidders)
 }
 
-func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent string, bid Bid, inboxEntry string) error {
+func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent string, bid Bid, inboxEntry string, bidders []string) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
 	}
@@ -554,10 +567,18 @@ func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent strin
 	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.submitBid,
-		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
-			c.keys.Inbox(agent), workflow},
-		string(body))
+	keys := []string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
+		c.keys.Inbox(agent), workflow, c.keys.Epoch(), c.keys.Timers(), c.keys.Running(), c.keys.Waiting(),
+		c.keys.Control(), c.keys.Capacity(), c.keys.Grants(claimID)}
+	if len(bidders) > 0 && req["snapshot"] == true {
+		// The keys a grant in this script may touch (see GrantPlan).
+		req["bidders"] = bidders
+		for _, b := range bidders {
+			keys = append(keys, c.keys.AgentGrants(b), c.keys.AgentRunning(b), c.keys.AgentWaiting(b), c.keys.AgentReplicas(b))
+		}
+		body, _ = json.Marshal(req)
+	}
+	res, err := c.run(ctx, c.scripts.submitBid, keys, string(body))
 	if err != nil {
 		return err
 	}
