@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -65,6 +66,17 @@ func TestThreePhaseHappyPath(t *testing.T) {
 	if cl.Status != blackboard.ClaimComplete || len(cl.GrantedReviewAgents) != 1 || cl.GrantedReviewAgents[0] != "reviewer" ||
 		len(cl.GrantedParallelAgents) != 1 || cl.GrantedParallelAgents[0] != "auditor" || cl.GrantedExclusiveAgent != "coder" {
 		t.Errorf("plan claim = %+v; want complete with review=[reviewer] parallel=[auditor] exclusive=coder", cl)
+	}
+	// The first grant came from the last bid's own script (no orchestrator
+	// round); the later phases from the orchestrator at each boundary.
+	by := map[string]string{}
+	for _, e := range s.Events(blackboard.EventClaimGranted) {
+		if e.ClaimID == planClaim {
+			by[e.Field("phase")] = e.Field("granted_by")
+		}
+	}
+	if want := map[string]string{"review": "last_bid", "parallel": "", "exclusive": ""}; !maps.Equal(by, want) {
+		t.Errorf("plan claim grants by phase → granted_by = %v, want %v", by, want)
 	}
 	// The review and the audit note come before the code change: phases run in order.
 	review, audit, code := byType["Review"][0], byType["AuditNote"][0], byType["CodeChange"][0]
