@@ -269,6 +269,23 @@ func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
 			assertLeftToOrchestrator(t, c, cl, agents, tc.want)
 		})
 	}
+	t.Run("the orchestrator's grant spends the plan", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.Client(t)
+		cl := planned(t, c, 0, time.Hour, agents...)
+		if _, err := c.Pause(t.Context(), "test", "hold", "cli"); err != nil {
+			t.Fatal(err)
+		}
+		answer(t, c, agents, work)
+		if _, err := c.Resume(t.Context(), "test", "cli"); err != nil {
+			t.Fatal(err)
+		}
+		transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status,
+			Rev: cl.Rev, To: blackboard.ClaimPendingExclusive, Grants: map[string]string{"a": "1"}})
+		if redistest.Raw(t).HExists(t.Context(), c.Keys().Claim(cl.ID), "grant_plan").Val() {
+			t.Error("the grant plan outlived consensus")
+		}
+	})
 	t.Run("no plan", func(t *testing.T) {
 		t.Parallel()
 		c := redistest.Client(t)

@@ -135,6 +135,10 @@ if req.set ~= nil and req.set ~= cjson.null then
   end
 end
 redis.call(unpack(hset))
+if req.from == 'pending_consensus' and req.to ~= 'pending_consensus' then
+  -- Consensus is over: the bid script's grant plan (submit_bid) is spent.
+  redis.call('HDEL', KEYS[1], 'grant_plan')
+end
 
 if req.ignore_bids ~= nil and req.ignore_bids ~= cjson.null then
   for _, agent in ipairs(req.ignore_bids) do
