@@ -50,7 +50,6 @@ func (p bidPlan) requests(claimID, workflowID string, target bidTarget) []blackb
 			ArtefactID: target.ID, WorkflowID: workflowID,
 			ArtefactType: target.Type, StructuralType: target.StructuralType,
 			ProducedByRole: target.ProducedByRole,
-			Bidders:        p.Bidders,
 		}
 	}
 	return inbox

@@ -526,7 +526,7 @@ func decodeBids(m map[string]string) map[string]Bid {
 // ErrStaleStatus (consensus is over), ErrNotInvited, ErrNotFound,
 // ErrInvalid.
 func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) error {
-	return c.submitBid(ctx, claimID, "", agent, bid, "", nil)
+	return c.submitBid(ctx, claimID, "", agent, bid, "")
 }
 
 // AnswerBidRequest submits the bid that answers a bid request read from
@@ -534,16 +534,16 @@ func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) 
 // whatever the outcome (a duplicate or late bid also finishes it). Errors
 // as SubmitBid.
 //
-// When this is the last expected bid, the script grants the claim itself
-// if the claim carries a GrantPlan that allows it (the request's Bidders
-// name the keys it may touch); otherwise the orchestrator's bids_complete
+// When this is the last expected bid and it wins the claim, the script
+// grants the claim itself if the claim carries a GrantPlan that allows
+// it; otherwise the orchestrator's bids_complete
 // entry carries a snapshot of the claim, its bids and its workflow's
 // status (see ConsensusSnapshot).
 func (c *Client) AnswerBidRequest(ctx context.Context, req InboxEntry, bid Bid) error {
-	return c.submitBid(ctx, req.ClaimID, req.WorkflowID, req.Agent, bid, req.StreamID, req.Bidders)
+	return c.submitBid(ctx, req.ClaimID, req.WorkflowID, req.Agent, bid, req.StreamID)
 }
 
-func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent string, bid Bid, inboxEntry string, bidders []string) error {
+func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent string, bid Bid, inboxEntry string) error {
 	if err := ValidateID(claimID); err != nil {
 		return err
 	}
@@ -567,17 +567,14 @@ func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent strin
 	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)
 	defer cancel()
+	// The bidder's own grant keys come along: if its bid completes
+	// consensus and it wins, the script grants it at once (see GrantPlan).
+	// A cub may write only its own agent's keys (internal/acl), so
+	// another winner is left to the orchestrator.
 	keys := []string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
 		c.keys.Inbox(agent), workflow, c.keys.Epoch(), c.keys.Timers(), c.keys.Running(), c.keys.Waiting(),
-		c.keys.Control(), c.keys.Capacity(), c.keys.Grants(claimID)}
-	if len(bidders) > 0 && req["snapshot"] == true {
-		// The keys a grant in this script may touch (see GrantPlan).
-		req["bidders"] = bidders
-		for _, b := range bidders {
-			keys = append(keys, c.keys.AgentGrants(b), c.keys.AgentRunning(b), c.keys.AgentWaiting(b), c.keys.AgentReplicas(b))
-		}
-		body, _ = json.Marshal(req)
-	}
+		c.keys.Control(), c.keys.Capacity(), c.keys.Grants(claimID),
+		c.keys.AgentGrants(agent), c.keys.AgentRunning(agent), c.keys.AgentWaiting(agent), c.keys.AgentReplicas(agent)}
 	res, err := c.run(ctx, c.scripts.submitBid, keys, string(body))
 	if err != nil {
 		return err

@@ -98,7 +98,7 @@ func TestCreateClaimDeliversBidRequests(t *testing.T) {
 		if len(entries) != 1 {
 			t.Fatalf("%s inbox has %d entries, want 1", m.Agent, len(entries))
 		}
-		if !reflect.DeepEqual(entries[0].InboxMessage, m) {
+		if entries[0].InboxMessage != m {
 			t.Errorf("%s inbox:\n got %+v\nwant %+v", m.Agent, entries[0].InboxMessage, m)
 		}
 	}
@@ -629,7 +629,7 @@ func TestTransitionClaimGrants(t *testing.T) {
 	}
 	for _, m := range msgs {
 		entries := readInbox(t, c, m.Agent)
-		if len(entries) != 1 || !reflect.DeepEqual(entries[0].InboxMessage, m) {
+		if len(entries) != 1 || entries[0].InboxMessage != m {
 			t.Errorf("%s inbox = %+v, want the grant %+v", m.Agent, entries, m)
 		}
 	}

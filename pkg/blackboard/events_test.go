@@ -2,7 +2,6 @@ package blackboard_test
 
 import (
 	"encoding/json"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -322,7 +321,7 @@ func TestInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := dead.NextBids(ctx, 10, 0)
-	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].InboxMessage, msg) {
+	if err != nil || len(got) != 1 || got[0].InboxMessage != msg {
 		t.Fatalf("Next = %+v, %v; want the bid request %+v", got, err, msg)
 	}
 	live, err := c.Inbox(ctx, "coder", "cub-live")

@@ -40,7 +40,7 @@ func planned(t *testing.T, c *blackboard.Client, limit int, bidTimeout time.Dura
 	for _, b := range bidders {
 		reqs = append(reqs, blackboard.InboxMessage{Agent: b, Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
 			ArtefactID: g.ID, WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType,
-			ProducedByRole: "user", Bidders: bidders})
+			ProducedByRole: "user"})
 	}
 	return createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: bidTimeout,
 		Inbox: reqs, GrantPlan: planFor(limit, bidders...)})
@@ -108,7 +108,7 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 	c := redistest.Client(t)
 	raw := redistest.Raw(t)
 	ctx := t.Context()
-	agents := []string{"writer", "critic", "coder"}
+	agents := []string{"writer", "coder", "critic"} // critic, the winner, bids last
 	cl := planned(t, c, 0, time.Hour, agents...)
 	reqs := answer(t, c, agents, map[string]blackboard.Bid{
 		"writer": blackboard.BidExclusive, "critic": blackboard.BidReview, "coder": blackboard.BidExclusive})
@@ -162,7 +162,7 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 	}
 
 	// The same bid again (a replayed request) grants nothing more.
-	err = c.AnswerBidRequest(ctx, reqs["coder"], blackboard.BidExclusive)
+	err = c.AnswerBidRequest(ctx, reqs["critic"], blackboard.BidReview)
 	wantErr(t, err, blackboard.ErrStaleStatus)
 	if g := grantsOf(t, c, "critic"); len(g) != 1 {
 		t.Errorf("critic has %d grants after a replayed bid, want 1", len(g))
@@ -172,44 +172,61 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 	}
 }
 
+// TestLastBidGrantsByThePhaseRules: the script grants only when the
+// orchestrator's rules make the last bidder the one winner (a cub writes
+// only its own agent's keys); any other outcome is left to the
+// orchestrator.
 func TestLastBidGrantsByThePhaseRules(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name   string
+		name string
+		// order is the order the agents answer in; the last completes.
+		order  []string
 		bids   map[string]blackboard.Bid
 		status blackboard.ClaimStatus
-		agents []string
+		winner string
 		kind   blackboard.GrantKind
+		// fallback, when set, is the reason the script leaves the grant.
+		fallback string
 	}{
 		// '-' sorts before '_' in bytes (Go's order); a collating locale
 		// would put coder_a first.
-		{"exclusive goes to the lowest name", map[string]blackboard.Bid{
+		{"exclusive: the lowest name bids last and wins", []string{"zed", "coder_a", "coder-b"}, map[string]blackboard.Bid{
 			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
-			blackboard.ClaimPendingExclusive, []string{"coder-b"}, blackboard.GrantExclusive},
-		{"parallel before exclusive, all of them", map[string]blackboard.Bid{
+			blackboard.ClaimPendingExclusive, "coder-b", blackboard.GrantExclusive, ""},
+		{"exclusive: the last bidder is not the lowest name", []string{"zed", "coder-b", "coder_a"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
+			"", "", "", "other_agent"},
+		{"parallel before exclusive", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidIgnore},
+			blackboard.ClaimPendingParallel, "coder_a", blackboard.GrantClaim, ""},
+		{"two parallel winners", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
 			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidClaim},
-			blackboard.ClaimPendingParallel, []string{"coder_a", "zed"}, blackboard.GrantClaim},
-		{"review before parallel", map[string]blackboard.Bid{
+			"", "", "", "other_agent"},
+		{"review before parallel", []string{"coder_a", "coder-b", "zed"}, map[string]blackboard.Bid{
 			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidIgnore, "zed": blackboard.BidReview},
-			blackboard.ClaimPendingReview, []string{"zed"}, blackboard.GrantReview},
+			blackboard.ClaimPendingReview, "zed", blackboard.GrantReview, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := redistest.Client(t)
-			agents := []string{"zed", "coder_a", "coder-b"}
-			cl := planned(t, c, 0, time.Hour, agents...)
-			answer(t, c, agents, tc.bids)
+			cl := planned(t, c, 0, time.Hour, "zed", "coder_a", "coder-b")
+			answer(t, c, tc.order, tc.bids)
+			if tc.fallback != "" {
+				assertLeftToOrchestrator(t, c, cl, tc.order, tc.fallback)
+				return
+			}
 			got, err := c.GetClaim(t.Context(), cl.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != tc.status || !slices.Equal(got.GrantedAgents(), tc.agents) {
-				t.Fatalf("claim %s granted to %v, want %s granted to %v", got.Status, got.GrantedAgents(), tc.status, tc.agents)
+			if got.Status != tc.status || !slices.Equal(got.GrantedAgents(), []string{tc.winner}) {
+				t.Fatalf("claim %s granted to %v, want %s granted to %s", got.Status, got.GrantedAgents(), tc.status, tc.winner)
 			}
-			for _, a := range agents {
+			for _, a := range tc.order {
 				g := grantsOf(t, c, a)
-				if slices.Contains(tc.agents, a) != (len(g) == 1) || (len(g) == 1 && g[0].Grant != tc.kind) {
+				if (a == tc.winner) != (len(g) == 1) || (len(g) == 1 && g[0].Grant != tc.kind) {
 					t.Errorf("%s's grants = %+v", a, g)
 				}
 			}
@@ -294,7 +311,7 @@ func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
 		var reqs []blackboard.InboxMessage
 		for _, a := range agents {
 			reqs = append(reqs, blackboard.InboxMessage{Agent: a, Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
-				ArtefactID: g.ID, WorkflowID: g.ID, Bidders: agents})
+				ArtefactID: g.ID, WorkflowID: g.ID})
 		}
 		cl = createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: time.Hour, Inbox: reqs})
 		answer(t, c, agents, work)

@@ -40,9 +40,6 @@ type InboxMessage struct {
 	ArtefactType   string
 	StructuralType StructuralType
 	ProducedByRole string
-	// Bidders, on a bid request, are the claim's expected bidders: the
-	// last of them to answer may grant the claim in its bid (GrantPlan).
-	Bidders []string
 	// Grant details.
 	Grant GrantKind
 	Token string
@@ -87,9 +84,6 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 		if m.Kind == MessageBidRequest {
 			msg["key"] = index(c.keys.Inbox(m.Agent))
 			fields = append(fields, "type", m.ArtefactType, "structural_type", string(m.StructuralType), "produced_by_role", m.ProducedByRole)
-			if len(m.Bidders) > 0 {
-				fields = append(fields, "bidders", strings.Join(m.Bidders, ","))
-			}
 		} else {
 			msg["key"] = index(c.keys.AgentGrants(m.Agent))
 			fields = append(fields, "grant", string(m.Grant), "token", m.Token)
@@ -132,7 +126,6 @@ func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
 			ArtefactType:   get("type"),
 			StructuralType: StructuralType(get("structural_type")),
 			ProducedByRole: get("produced_by_role"),
-			Bidders:        bidderList(get("bidders")),
 			Grant:          GrantKind(get("grant")),
 			Token:          get("token"),
 			Attempt:        atoi(get("attempt")),
@@ -140,22 +133,6 @@ func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
 		}})
 	}
 	return out
-}
-
-// bidderList reads a bid request's bidders; a name that is not a valid
-// agent name drops the list (the bid then leaves the grant to the
-// orchestrator) rather than naming a key outside the agent's space.
-func bidderList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	names := strings.Split(s, ",")
-	for _, n := range names {
-		if ValidateAgentName(n) != nil {
-			return nil
-		}
-	}
-	return names
 }
 
 func atoi(s string) int {

@@ -15,8 +15,10 @@
 -- KEYS[11] control HASH               sett:<i>:control
 -- KEYS[12] capacity HASH              sett:<i>:scheduler:capacity
 -- KEYS[13] grants HASH                sett:<i>:claim:<id>:grants
--- KEYS[14..] four keys per agent of req.bidders, in its order: grants
---            STREAM, running ZSET, waiting ZSET, replicas ZSET
+-- KEYS[14] the bidding agent's grants STREAM  sett:<i>:agent:<agent>:grants
+-- KEYS[15] its running ZSET                   sett:<i>:agent:<agent>:running
+-- KEYS[16] its waiting ZSET                   sett:<i>:agent:<agent>:waiting
+-- KEYS[17] its replicas ZSET                  sett:<i>:agent:<agent>:replicas
 --
 -- ARGV[1] JSON request: claim_id, agent, bid, claim_channel, and
 --         optionally inbox_entry and inbox_group: the bid request being
@@ -25,9 +27,8 @@
 --         and the bids_complete entry carries the claim, its bids and the
 --         workflow status as JSON, so the orchestrator can grant without
 --         reading them — its write is a compare-and-set on the claim's
---         rev, so a stale snapshot cannot apply); bidders (the expected
---         bidders as the bid request named them: whose keys follow
---         KEYS[13]).
+--         rev, so a stale snapshot cannot apply, and the grant below
+--         may happen).
 --
 -- Returns {'OK', how} where how is 'granted' (this bid completed
 -- consensus and the script granted), 'queued' (it completed consensus and
@@ -45,9 +46,11 @@
 -- bidder's inbox channel and retry attempts. The script grants only in
 -- the plain case — the plan's epoch is the stored one, the workflow runs,
 -- the bid deadline has not passed, the instance is not paused, the claim
--- never waited, no max_concurrent_claims slot is contested, and some
--- phase has bidders — with the orchestrator's phase rules (review, then
--- parallel, then exclusive with the lowest agent name in byte order).
+-- never waited, no max_concurrent_claims slot is contested, and the
+-- orchestrator's phase rules (review, then parallel, then exclusive with
+-- the lowest agent name in byte order) grant the bidding agent alone: a
+-- cub may write only its own agent's keys (internal/acl), so a grant to
+-- any other agent, or to several, is the orchestrator's.
 -- Anything else is left to the orchestrator through the bids_complete
 -- entry exactly as without a plan, so correctness never depends on this
 -- path: a grant here is the same compare-free step the orchestrator would
@@ -83,8 +86,8 @@ end
 -- grant_now grants the claim from its plan, or returns why it cannot
 -- (the fallback reason the orchestrator's entry carries).
 local function grant_now(req, expected, bids, ts)
-  if not req.snapshot or req.bidders == nil or req.bidders == cjson.null then
-    return 'no_keys'
+  if not req.snapshot then
+    return 'no_workflow'
   end
   local c = redis.call('HMGET', KEYS[2], 'grant_plan', 'bid_deadline_ms', 'rev', 'priority',
     'waiting_since_ms', 'artefact_id', 'workflow_id')
@@ -131,14 +134,8 @@ local function grant_now(req, expected, bids, ts)
   if ph.bid == 'exclusive' then
     agents = {agents[1]}
   end
-  local base = {}
-  for i, agent in ipairs(req.bidders) do
-    base[agent] = 14 + (i - 1) * 4
-  end
-  for _, agent in ipairs(agents) do
-    if base[agent] == nil or plan.agents == nil or plan.agents[agent] == nil then
-      return 'no_keys'
-    end
+  if #agents ~= 1 or agents[1] ~= req.agent or plan.agents == nil or plan.agents[req.agent] == nil then
+    return 'other_agent'
   end
 
   local claim_id, wf_id = req.claim_id, c[7] or ''
@@ -163,19 +160,15 @@ local function grant_now(req, expected, bids, ts)
   emit(KEYS[3], req.claim_channel, 'claim_granted', ts, {
     'workflow_id', wf_id, 'claim_id', claim_id, 'artefact_id', c[6] or '',
     'agents', table.concat(agents, ','), 'granted_by', 'last_bid', 'phase', ph.name})
-  local inbox = {}
-  for _, agent in ipairs(agents) do
-    local a = plan.agents[agent]
-    local k = base[agent]
-    inbox[#inbox + 1] = {
-      key = k,
-      channel = a.channel,
-      fields = {'kind', 'grant', 'claim_id', claim_id, 'artefact_id', c[6] or '', 'workflow_id', wf_id,
-        'grant', ph.grant, 'token', '1', 'attempt', '1', 'max_attempts', tostring(a[ph.grant] or 1)},
-      gate = {agent = agent, inbox = k, running = k + 1, waiting = k + 2, replicas = k + 3,
-        capacity = 12, control = 11, timers = 8},
-    }
-  end
+  local a = plan.agents[req.agent]
+  local inbox = {{
+    key = 14,
+    channel = a.channel,
+    fields = {'kind', 'grant', 'claim_id', claim_id, 'artefact_id', c[6] or '', 'workflow_id', wf_id,
+      'grant', ph.grant, 'token', '1', 'attempt', '1', 'max_attempts', tostring(a[ph.grant] or 1)},
+    gate = {agent = req.agent, inbox = 14, running = 15, waiting = 16, replicas = 17,
+      capacity = 12, control = 11, timers = 8},
+  }}
   deliver(inbox, ts, -(tonumber(c[4] or '0') or 0), redis.call('HGET', KEYS[6], 'started_at_ms'))
   return nil
 end
