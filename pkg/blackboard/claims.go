@@ -606,6 +606,18 @@ type ClaimState struct {
 	DeliveredAtMs map[string]int64
 	// NowMs is the Redis clock at the time of the read.
 	NowMs int64
+	// Phase holds what GetClaimStateAndPhase read along with the claim
+	// for the phase's end; nil otherwise.
+	Phase *PhaseRead
+}
+
+// PhaseRead is a phase's end read in the same round trip as its claim:
+// artefacts by id (nil when missing) and the workflow's shared memory, as
+// ReadPhase returns them.
+type PhaseRead struct {
+	Artefacts map[string]*Artefact
+	SharedDoc string
+	SharedRev int64
 }
 
 // GetClaimState reads a claim with its workflow, bids, grants, outputs and
@@ -613,6 +625,25 @@ type ClaimState struct {
 // names the claim's workflow, two otherwise; with leasesOf it also checks
 // those agents' work leases. Errors: ErrNotFound, ErrCorrupt.
 func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, leasesOf []string) (*ClaimState, error) {
+	return c.getClaimState(ctx, claimID, workflowID, leasesOf, nil)
+}
+
+// GetClaimStateAndPhase is GetClaimState (with a workflowID that must be
+// the claim's) also reading, in the same round trip, the artefacts ids
+// and the workflow's shared memory into the state's Phase: what the
+// orchestrator needs when a result ends a phase, read before it knows
+// whether it does (SPEC §17: one read per result on the hot path).
+func (c *Client) GetClaimStateAndPhase(ctx context.Context, claimID, workflowID string, ids []string) (*ClaimState, error) {
+	if err := ValidateID(workflowID); err != nil {
+		return nil, err
+	}
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
+	}
+	return c.getClaimState(ctx, claimID, workflowID, nil, ids)
+}
+
+func (c *Client) getClaimState(ctx context.Context, claimID, workflowID string, leasesOf, phaseIDs []string) (*ClaimState, error) {
 	if err := ValidateID(claimID); err != nil {
 		return nil, err
 	}
@@ -634,6 +665,15 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	for i, a := range leasesOf {
 		leaseCmds[i] = pipe.Exists(ctx, c.keys.Lease(claimID, a))
 		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
+	}
+	var artCmds []*redis.MapStringStringCmd
+	var smCmd *redis.SliceCmd
+	if phaseIDs != nil {
+		artCmds = make([]*redis.MapStringStringCmd, len(phaseIDs))
+		for i, id := range phaseIDs {
+			artCmds[i] = pipe.HGetAll(ctx, c.keys.Artefact(id))
+		}
+		smCmd = pipe.HMGet(ctx, c.keys.SharedMemory(workflowID), "json", "rev")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("blackboard: read claim state %s: %w", claimID, err)
@@ -676,6 +716,22 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	if st.Workflow, err = DecodeWorkflow(wm); err != nil {
 		return nil, fmt.Errorf("workflow %s of claim %s: %w", cl.WorkflowID, claimID, err)
+	}
+	if phaseIDs != nil && workflowID == cl.WorkflowID {
+		arts, err := decodeArtefactCmds(phaseIDs, artCmds)
+		if err != nil {
+			return nil, err
+		}
+		ph := &PhaseRead{Artefacts: make(map[string]*Artefact, len(phaseIDs))}
+		for i, id := range phaseIDs {
+			ph.Artefacts[id] = arts[i]
+		}
+		v := smCmd.Val()
+		ph.SharedDoc, _ = v[0].(string)
+		if s, ok := v[1].(string); ok {
+			ph.SharedRev, _ = strconv.ParseInt(s, 10, 64)
+		}
+		st.Phase = ph
 	}
 	return st, nil
 }

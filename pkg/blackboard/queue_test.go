@@ -191,3 +191,56 @@ func TestThreadHeads(t *testing.T) {
 		t.Fatalf("ThreadHeads = %v, %v; want [v2 goal \"\"]", heads, err)
 	}
 }
+
+// A result's queue entry names its claim's target, and the orchestrator's
+// read of the claim brings the phase's artefacts and shared memory along.
+func TestResultEntryNamesTheTargetReadWithTheClaim(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	g := startWorkflow(t, c)
+	cl := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: g.ID, WorkflowID: g.ID,
+		Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "coder"}
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, Grants: map[string]string{"coder": "1"}})
+	res := child(g.ID)
+	res.ClaimID, res.ProducedByAgent = cl.ID, "coder"
+	create(t, c, res, blackboard.WriteAuth{GrantToken: "1"})
+
+	msgs, err := redistest.Raw(t).XRange(ctx, c.Keys().OrchestratorQueue(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target string
+	found := false
+	for _, m := range msgs {
+		if str(m.Values["artefact_id"]) == res.ID {
+			target, found = str(m.Values["target_id"]), true
+		}
+	}
+	if !found || target != g.ID {
+		t.Fatalf("result's queue entry found %v with target_id %q, want %s", found, target, g.ID)
+	}
+
+	st, err := c.GetClaimStateAndPhase(ctx, cl.ID, g.ID, []string{target, res.ID, blackboard.NewID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Claim.ID != cl.ID || st.Outputs["coder"] != res.ID || st.Phase == nil {
+		t.Fatalf("state = claim %s outputs %v phase %v", st.Claim.ID, st.Outputs, st.Phase)
+	}
+	if a := st.Phase.Artefacts[g.ID]; a == nil || a.Payload != g.Payload {
+		t.Errorf("target read with the claim = %+v", a)
+	}
+	if a := st.Phase.Artefacts[res.ID]; a == nil || a.ClaimID != cl.ID {
+		t.Errorf("result read with the claim = %+v", a)
+	}
+	if len(st.Phase.Artefacts) != 3 {
+		t.Errorf("phase read %d ids, want 3 (a missing one as nil)", len(st.Phase.Artefacts))
+	}
+	// A wrong workflow hint reads no phase (its shared memory would be
+	// another workflow's).
+	st, err = c.GetClaimStateAndPhase(ctx, cl.ID, blackboard.NewID(), []string{target})
+	if err != nil || st.Phase != nil {
+		t.Errorf("with a wrong hint: phase %v, %v; want none", st.Phase, err)
+	}
+}
