@@ -521,8 +521,15 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	t.Release = cl.GrantedAgents()
 	t.FailWorkflow, t.FailReason = failWorkflow, failReason
 	t.Events = append(t.Events, events...)
+	// A workflow this step completes is counted here rather than read
+	// back from the queue (a failed one still is: its claims must end).
+	var ended bool
+	t.Ended = &ended
 	if err := a.transition(ctx, t); err != nil {
 		return err
+	}
+	if ended {
+		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
 	}
 	a.m.ClaimsFinished.WithLabelValues(string(to)).Inc()
 	ev := a.log.Info()

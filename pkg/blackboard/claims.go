@@ -323,6 +323,11 @@ type Transition struct {
 	// Waited, when not nil, receives how long the claim waited for a slot
 	// before this step (zero when it did not wait).
 	Waited *time.Duration
+	// Ended, when not nil, receives whether CloseItem completed the
+	// workflow; that end is then not queued as workflow_completed for the
+	// orchestrator (the caller counts it), saving it a read per workflow.
+	// Nil keeps the queue entry.
+	Ended *bool
 }
 
 // GlobalGate says how a granting step meets the instance-wide limit.
@@ -369,6 +374,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"rev":              t.Rev,
 		"to":               string(t.To),
 		"close_item":       t.CloseItem,
+		"count_end":        t.Ended != nil,
 		"fail_workflow":    t.FailWorkflow,
 		"fail_reason":      t.FailReason,
 		"workflow_status":  string(t.WorkflowStatus),
@@ -460,6 +466,9 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if t.Waited != nil && len(res) > 3 {
 		ms, _ := strconv.ParseInt(res[3], 10, 64)
 		*t.Waited = time.Duration(ms) * time.Millisecond
+	}
+	if t.Ended != nil {
+		*t.Ended = len(res) > 4 && res[4] == "1"
 	}
 	return rev, nil
 }

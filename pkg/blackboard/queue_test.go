@@ -2,6 +2,7 @@ package blackboard_test
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -242,5 +243,38 @@ func TestResultEntryNamesTheTargetReadWithTheClaim(t *testing.T) {
 	st, err = c.GetClaimStateAndPhase(ctx, cl.ID, blackboard.NewID(), []string{target})
 	if err != nil || st.Phase != nil {
 		t.Errorf("with a wrong hint: phase %v, %v; want none", st.Phase, err)
+	}
+}
+
+// A caller that counts the workflow's end itself (Transition.Ended) gets
+// it from the reply and no workflow_completed entry is queued; a caller
+// that does not still gets the entry.
+func TestTransitionThatCompletesTheWorkflowReportsTheEnd(t *testing.T) {
+	t.Parallel()
+	for _, counts := range []bool{true, false} {
+		t.Run("counts="+strconv.FormatBool(counts), func(t *testing.T) {
+			t.Parallel()
+			c := redistest.Client(t)
+			g := startWorkflow(t, c)
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
+			var ended bool
+			tr := blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: cl.Rev,
+				To: blackboard.ClaimComplete, CloseItem: true}
+			if counts {
+				tr.Ended = &ended
+			}
+			transition(t, c, tr)
+			w, err := c.GetWorkflow(t.Context(), g.ID)
+			if err != nil || w.Status != blackboard.WorkflowCompleted {
+				t.Fatalf("workflow %+v (%v), want completed", w, err)
+			}
+			if counts && !ended {
+				t.Error("Ended = false for the step that completed the workflow")
+			}
+			queuedEnd := slices.Contains(queued(t, c), "workflow_completed:")
+			if queuedEnd == counts {
+				t.Errorf("workflow_completed queued = %v with Ended set = %v; want it queued only without", queuedEnd, counts)
+			}
+		})
 	}
 }
