@@ -133,6 +133,18 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	if n := len(s.Artefacts(wf)); n != 5 {
 		t.Fatalf("%d artefacts, want 5 (goal, plan, review, audit note, code change)", n)
 	}
+	// The planner, the goal's only bidder, was granted by its own bid's
+	// script: the grant in the bid needs no key a cub's user lacks.
+	goalClaim := blackboard.DeriveID("claim", wf)
+	var by []string
+	for _, e := range s.Events(blackboard.EventClaimGranted) {
+		if e.ClaimID == goalClaim {
+			by = append(by, e.Field("granted_by"))
+		}
+	}
+	if len(by) != 1 || by[0] != "last_bid" {
+		t.Errorf("the goal's claim_granted events say granted_by %q, want one, by last_bid", by)
+	}
 
 	reader := acl.Name(inst, acl.RoleReader, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,6 +66,24 @@ func TestThreePhaseHappyPath(t *testing.T) {
 	if cl.Status != blackboard.ClaimComplete || len(cl.GrantedReviewAgents) != 1 || cl.GrantedReviewAgents[0] != "reviewer" ||
 		len(cl.GrantedParallelAgents) != 1 || cl.GrantedParallelAgents[0] != "auditor" || cl.GrantedExclusiveAgent != "coder" {
 		t.Errorf("plan claim = %+v; want complete with review=[reviewer] parallel=[auditor] exclusive=coder", cl)
+	}
+	// The goal's only bidder was granted by its own bid's script (no
+	// orchestrator round); the plan's later phases by the orchestrator at
+	// each boundary (its review grant only when the reviewer, the winner,
+	// happened to bid last).
+	by := map[string][]string{}
+	for _, e := range s.Events(blackboard.EventClaimGranted) {
+		switch e.ClaimID {
+		case blackboard.DeriveID("claim", wf):
+			by["goal "+e.Field("phase")] = append(by["goal "+e.Field("phase")], e.Field("granted_by"))
+		case planClaim:
+			if e.Field("phase") != "review" {
+				by["plan "+e.Field("phase")] = append(by["plan "+e.Field("phase")], e.Field("granted_by"))
+			}
+		}
+	}
+	if want := map[string][]string{"goal exclusive": {"last_bid"}, "plan parallel": {""}, "plan exclusive": {""}}; !reflect.DeepEqual(by, want) {
+		t.Errorf("grants → granted_by = %v, want %v", by, want)
 	}
 	// The review and the audit note come before the code change: phases run in order.
 	review, audit, code := byType["Review"][0], byType["AuditNote"][0], byType["CodeChange"][0]

@@ -110,6 +110,14 @@ type OrchestratorConfig struct {
 	// first, oldest workflow first. Default 0: no limit.
 	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
 
+	// DisableBidGrants makes the orchestrator decide every grant itself.
+	// Default false: when the last expected bid on a claim arrives, wins
+	// it alone, and nothing needs the orchestrator's judgement (pause, a
+	// contested max_concurrent_claims slot, a passed bid deadline, a new
+	// leader...), the bid's own script grants, saving a round of the hot
+	// path.
+	DisableBidGrants bool `yaml:"disable_bid_grants"`
+
 	// MaxWorkflowTokens caps the model tokens (input plus output, as the
 	// tools report them in usage) one workflow may spend; once its total
 	// passes it, the workflow fails with a BudgetExceeded Failure. Default

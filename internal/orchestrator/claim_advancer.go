@@ -100,8 +100,27 @@ func settled(err error) bool {
 // also looks for granted agents whose work lease expired (timers and the
 // reconciler set it; events do not, to keep the hot path short).
 func (a *ClaimAdvancer) Advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
+	return a.advanceWith(ctx, claimID, workflowHint, checkLeases, nil)
+}
+
+// AdvanceResult handles a result (an artefact_created naming its claim):
+// as Advance, reading the claim's target and this result with the claim
+// in one round trip, so that a phase ending with it needs no second read.
+// A queue entry without its target (written before target_id existed)
+// reads as Advance does.
+func (a *ClaimAdvancer) AdvanceResult(ctx context.Context, ev blackboard.Event) error {
+	var ids []string
+	if target := ev.Field("target_id"); target != "" && blackboard.ValidateID(ev.WorkflowID) == nil {
+		ids = []string{target, ev.ArtefactID}
+	}
+	return a.advanceWith(ctx, ev.ClaimID, ev.WorkflowID, false, ids)
+}
+
+func (a *ClaimAdvancer) advanceWith(ctx context.Context, claimID, workflowHint string, checkLeases bool, phaseIDs []string) error {
 	for try := 0; ; try++ {
-		err := a.advance(ctx, claimID, workflowHint, checkLeases)
+		err := a.advanceRead(ctx, claimID, workflowHint, checkLeases, phaseIDs)
+		// A retry reads afresh: what was read with the claim is stale.
+		phaseIDs = nil
 		// Another claim of the workflow merged into the shared memory
 		// first: read again and merge on top of it.
 		if errors.Is(err, blackboard.ErrStaleMemory) && try < 5 {
@@ -135,7 +154,19 @@ func (a *ClaimAdvancer) AdvanceConsensus(ctx context.Context, ev blackboard.Even
 }
 
 func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
-	st, err := a.bb.GetClaimState(ctx, claimID, workflowHint, nil)
+	return a.advanceRead(ctx, claimID, workflowHint, checkLeases, nil)
+}
+
+// advanceRead is advance, reading phaseIDs (artefacts the phase's end may
+// need) with the claim when given.
+func (a *ClaimAdvancer) advanceRead(ctx context.Context, claimID, workflowHint string, checkLeases bool, phaseIDs []string) error {
+	var st *blackboard.ClaimState
+	var err error
+	if phaseIDs != nil {
+		st, err = a.bb.GetClaimStateAndPhase(ctx, claimID, workflowHint, phaseIDs)
+	} else {
+		st, err = a.bb.GetClaimState(ctx, claimID, workflowHint, nil)
+	}
 	if err != nil {
 		if errors.Is(err, blackboard.ErrNotFound) {
 			return nil // a claim we never created (or an operator deleted it)
@@ -498,8 +529,15 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	t.Release = cl.GrantedAgents()
 	t.FailWorkflow, t.FailReason = failWorkflow, failReason
 	t.Events = append(t.Events, events...)
+	// A workflow this step completes is counted here rather than read
+	// back from the queue (a failed one still is: its claims must end).
+	var ended bool
+	t.Ended = &ended
 	if err := a.transition(ctx, t); err != nil {
 		return err
+	}
+	if ended {
+		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
 	}
 	a.m.ClaimsFinished.WithLabelValues(string(to)).Inc()
 	ev := a.log.Info()

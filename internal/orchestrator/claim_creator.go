@@ -84,6 +84,7 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.set.BidTimeout
+		nc.GrantPlan = c.grantPlan(plan.Bidders)
 	}
 	id, created, err := c.bb.CreateClaim(ctx, nc)
 	var budget *blackboard.BudgetError
@@ -120,6 +121,25 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		return c.advancer.Advance(ctx, id, ev.WorkflowID, false)
 	}
 	return nil
+}
+
+// grantPlan is what the last expected bid needs to grant the claim in its
+// own script, as consensus would (see blackboard.GrantPlan), or nil when
+// the orchestrator keeps every grant to itself.
+func (c *ClaimCreator) grantPlan(bidders []string) *blackboard.GrantPlan {
+	if c.set.NoBidGrants || len(bidders) == 0 {
+		return nil
+	}
+	p := &blackboard.GrantPlan{MaxConcurrentClaims: c.set.MaxConcurrentClaims, LeaseCheck: c.set.LeaseTTL + leaseMargin,
+		MaxAttempts: make(map[string]map[blackboard.GrantKind]int, len(bidders))}
+	for _, agent := range bidders {
+		kinds := map[blackboard.GrantKind]int{}
+		for _, k := range []blackboard.GrantKind{blackboard.GrantReview, blackboard.GrantClaim, blackboard.GrantExclusive} {
+			kinds[k] = c.set.retryPolicy(agent, k).Attempts()
+		}
+		p.MaxAttempts[agent] = kinds
+	}
+	return p
 }
 
 // approvalTimeout is how long an approval in this workflow waits: the

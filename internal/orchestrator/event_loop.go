@@ -165,7 +165,7 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 	switch ev.Type {
 	case blackboard.EventArtefactCreated:
 		if ev.ClaimID != "" {
-			add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
+			add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceResult(ctx, ev) })
 		}
 		if blackboard.StructuralType(ev.Field("structural_type")).Claimable() {
 			add(ev.ArtefactID, func(ctx context.Context) error { return l.creator.OnArtefact(ctx, ev) })

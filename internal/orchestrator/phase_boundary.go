@@ -37,9 +37,12 @@ func (a *ClaimAdvancer) boundary(ctx context.Context, st *blackboard.ClaimState,
 	for _, agent := range granted {
 		ids = append(ids, st.Outputs[agent])
 	}
-	arts, doc, rev, err := a.bb.ReadPhase(ctx, cl.WorkflowID, ids)
-	if err != nil {
-		return nil, err
+	arts, doc, rev, ok := prefetched(st.Phase, ids)
+	if !ok {
+		var err error
+		if arts, doc, rev, err = a.bb.ReadPhase(ctx, cl.WorkflowID, ids); err != nil {
+			return nil, err
+		}
 	}
 	if arts[0] == nil {
 		return nil, fmt.Errorf("orchestrator: claim %s: target artefact %s is missing", cl.ID, cl.ArtefactID)
@@ -51,6 +54,7 @@ func (a *ClaimAdvancer) boundary(ctx context.Context, st *blackboard.ClaimState,
 		}
 		b.outputs[agent] = arts[i+1]
 	}
+	var err error
 	b.shared, err = memory.DecodeShared([]byte(doc))
 	if err != nil {
 		a.log.Warn().Err(err).Str("workflow_id", cl.WorkflowID).Msg("the shared memory does not decode; this phase is not merged into it")
@@ -59,6 +63,24 @@ func (a *ClaimAdvancer) boundary(ctx context.Context, st *blackboard.ClaimState,
 	}
 	b.step = fmt.Sprintf("%s of %s v%d", phaseOf(cl.Status), b.target.Type, b.target.Version)
 	return b, nil
+}
+
+// prefetched returns the phase's artefacts from what was read with the
+// claim, when every one of ids was (a phase of one agent ending with the
+// result that woke the orchestrator); ok is false otherwise.
+func prefetched(ph *blackboard.PhaseRead, ids []string) (arts []*blackboard.Artefact, doc string, rev int64, ok bool) {
+	if ph == nil {
+		return nil, "", 0, false
+	}
+	arts = make([]*blackboard.Artefact, len(ids))
+	for i, id := range ids {
+		a, read := ph.Artefacts[id]
+		if !read {
+			return nil, "", 0, false
+		}
+		arts[i] = a
+	}
+	return arts, ph.SharedDoc, ph.SharedRev, true
 }
 
 // mergeMemory merges the phase's memories into the shared memory, with

@@ -41,6 +41,10 @@ type Settings struct {
 	// MaxConcurrentClaims caps the claims holding grants at once; zero
 	// means no limit.
 	MaxConcurrentClaims int
+	// NoBidGrants leaves every grant to the orchestrator: claims carry no
+	// GrantPlan, so the last expected bid never grants in its own script
+	// (orchestrator.disable_bid_grants; for comparison and debugging).
+	NoBidGrants bool
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
 	MaxWorkflowTokens int64
@@ -140,6 +144,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Approvals:            c.Approvals,
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
+		NoBidGrants:          o.DisableBidGrants,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,

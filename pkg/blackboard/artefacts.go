@@ -145,8 +145,9 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 	// Keys a write does not use get a placeholder of the same slot.
 	placeholder := c.keys.Artefact(a.ID)
 	grants, outputs, lease, inbox, failures := placeholder, placeholder, placeholder, placeholder, placeholder
-	running, waiting, replicas := placeholder, placeholder, placeholder
+	running, waiting, replicas, claim := placeholder, placeholder, placeholder, placeholder
 	if auth.GrantToken != "" {
+		claim = c.keys.Claim(a.ClaimID)
 		running, waiting, replicas = c.keys.AgentRunning(a.ProducedByAgent), c.keys.AgentWaiting(a.ProducedByAgent),
 			c.keys.AgentReplicas(a.ProducedByAgent)
 		req["agent"] = a.ProducedByAgent
@@ -174,7 +175,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
 		c.keys.OrchestratorQueue(), lease, inbox, failures, running, waiting, replicas,
 		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(), c.keys.WorkflowMemories(a.WorkflowID),
-		c.keys.AgentTokens(),
+		c.keys.AgentTokens(), claim,
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

@@ -91,6 +91,10 @@ type NewClaim struct {
 	Events []Event
 	// Epoch is the orchestrator's leader epoch (fencing).
 	Epoch int64
+	// GrantPlan, on a claim that asks for bids, lets the last expected
+	// bid grant it in the same script (see GrantPlan); nil leaves every
+	// grant to the orchestrator. It needs Epoch.
+	GrantPlan *GrantPlan
 }
 
 // CreateClaim creates a claim atomically with its indexes, timer, inbox
@@ -180,6 +184,13 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	}
 	fields := claimFields(cl)
 	args := []any{string(body)}
+	if nc.GrantPlan != nil {
+		plan, err := nc.GrantPlan.encode(c.keys, nc.Epoch)
+		if err != nil {
+			return "", false, err
+		}
+		args = append(args, "grant_plan", plan)
+	}
 	for _, p := range fields {
 		switch p[0] {
 		case "created_at_ms", "updated_at_ms", "priority", "bid_deadline_ms",
@@ -312,6 +323,11 @@ type Transition struct {
 	// Waited, when not nil, receives how long the claim waited for a slot
 	// before this step (zero when it did not wait).
 	Waited *time.Duration
+	// Ended, when not nil, receives whether CloseItem completed the
+	// workflow; that end is then not queued as workflow_completed for the
+	// orchestrator (the caller counts it), saving it a read per workflow.
+	// Nil keeps the queue entry.
+	Ended *bool
 }
 
 // GlobalGate says how a granting step meets the instance-wide limit.
@@ -358,6 +374,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"rev":              t.Rev,
 		"to":               string(t.To),
 		"close_item":       t.CloseItem,
+		"count_end":        t.Ended != nil,
 		"fail_workflow":    t.FailWorkflow,
 		"fail_reason":      t.FailReason,
 		"workflow_status":  string(t.WorkflowStatus),
@@ -450,6 +467,9 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		ms, _ := strconv.ParseInt(res[3], 10, 64)
 		*t.Waited = time.Duration(ms) * time.Millisecond
 	}
+	if t.Ended != nil {
+		*t.Ended = len(res) > 4 && res[4] == "1"
+	}
 	return rev, nil
 }
 
@@ -523,7 +543,9 @@ func (c *Client) SubmitBid(ctx context.Context, claimID, agent string, bid Bid) 
 // whatever the outcome (a duplicate or late bid also finishes it). Errors
 // as SubmitBid.
 //
-// When this is the last expected bid, the orchestrator's bids_complete
+// When this is the last expected bid and it wins the claim, the script
+// grants the claim itself if the claim carries a GrantPlan that allows
+// it; otherwise the orchestrator's bids_complete
 // entry carries a snapshot of the claim, its bids and its workflow's
 // status (see ConsensusSnapshot).
 func (c *Client) AnswerBidRequest(ctx context.Context, req InboxEntry, bid Bid) error {
@@ -554,10 +576,15 @@ func (c *Client) submitBid(ctx context.Context, claimID, workflowID, agent strin
 	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.submitBid,
-		[]string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
-			c.keys.Inbox(agent), workflow},
-		string(body))
+	// The bidder's own grant keys come along: if its bid completes
+	// consensus and it wins, the script grants it at once (see GrantPlan).
+	// A cub may write only its own agent's keys (internal/acl), so
+	// another winner is left to the orchestrator.
+	keys := []string{c.keys.Bids(claimID), c.keys.Claim(claimID), c.keys.Events(), c.keys.OrchestratorQueue(),
+		c.keys.Inbox(agent), workflow, c.keys.Epoch(), c.keys.Timers(), c.keys.Running(), c.keys.Waiting(),
+		c.keys.Control(), c.keys.Capacity(), c.keys.Grants(claimID),
+		c.keys.AgentGrants(agent), c.keys.AgentRunning(agent), c.keys.AgentWaiting(agent), c.keys.AgentReplicas(agent)}
+	res, err := c.run(ctx, c.scripts.submitBid, keys, string(body))
 	if err != nil {
 		return err
 	}
@@ -593,6 +620,18 @@ type ClaimState struct {
 	DeliveredAtMs map[string]int64
 	// NowMs is the Redis clock at the time of the read.
 	NowMs int64
+	// Phase holds what GetClaimStateAndPhase read along with the claim
+	// for the phase's end; nil otherwise.
+	Phase *PhaseRead
+}
+
+// PhaseRead is a phase's end read in the same round trip as its claim:
+// artefacts by id (nil when missing) and the workflow's shared memory, as
+// ReadPhase returns them.
+type PhaseRead struct {
+	Artefacts map[string]*Artefact
+	SharedDoc string
+	SharedRev int64
 }
 
 // GetClaimState reads a claim with its workflow, bids, grants, outputs and
@@ -600,6 +639,25 @@ type ClaimState struct {
 // names the claim's workflow, two otherwise; with leasesOf it also checks
 // those agents' work leases. Errors: ErrNotFound, ErrCorrupt.
 func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, leasesOf []string) (*ClaimState, error) {
+	return c.getClaimState(ctx, claimID, workflowID, leasesOf, nil)
+}
+
+// GetClaimStateAndPhase is GetClaimState (with a workflowID that must be
+// the claim's) also reading, in the same round trip, the artefacts ids
+// and the workflow's shared memory into the state's Phase: what the
+// orchestrator needs when a result ends a phase, read before it knows
+// whether it does (SPEC §17: one read per result on the hot path).
+func (c *Client) GetClaimStateAndPhase(ctx context.Context, claimID, workflowID string, ids []string) (*ClaimState, error) {
+	if err := ValidateID(workflowID); err != nil {
+		return nil, err
+	}
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
+	}
+	return c.getClaimState(ctx, claimID, workflowID, nil, ids)
+}
+
+func (c *Client) getClaimState(ctx context.Context, claimID, workflowID string, leasesOf, phaseIDs []string) (*ClaimState, error) {
 	if err := ValidateID(claimID); err != nil {
 		return nil, err
 	}
@@ -621,6 +679,15 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	for i, a := range leasesOf {
 		leaseCmds[i] = pipe.PTTL(ctx, c.keys.Lease(claimID, a))
 		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
+	}
+	var artCmds []*redis.MapStringStringCmd
+	var smCmd *redis.SliceCmd
+	if phaseIDs != nil {
+		artCmds = make([]*redis.MapStringStringCmd, len(phaseIDs))
+		for i, id := range phaseIDs {
+			artCmds[i] = pipe.HGetAll(ctx, c.keys.Artefact(id))
+		}
+		smCmd = pipe.HMGet(ctx, c.keys.SharedMemory(workflowID), "json", "rev")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("blackboard: read claim state %s: %w", claimID, err)
@@ -672,6 +739,22 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	if st.Workflow, err = DecodeWorkflow(wm); err != nil {
 		return nil, fmt.Errorf("workflow %s of claim %s: %w", cl.WorkflowID, claimID, err)
+	}
+	if phaseIDs != nil && workflowID == cl.WorkflowID {
+		arts, err := decodeArtefactCmds(phaseIDs, artCmds)
+		if err != nil {
+			return nil, err
+		}
+		ph := &PhaseRead{Artefacts: make(map[string]*Artefact, len(phaseIDs))}
+		for i, id := range phaseIDs {
+			ph.Artefacts[id] = arts[i]
+		}
+		v := smCmd.Val()
+		ph.SharedDoc, _ = v[0].(string)
+		if s, ok := v[1].(string); ok {
+			ph.SharedRev, _ = strconv.ParseInt(s, 10, 64)
+		}
+		st.Phase = ph
 	}
 	return st, nil
 }

@@ -2,6 +2,7 @@ package blackboard_test
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -189,5 +190,91 @@ func TestThreadHeads(t *testing.T) {
 	heads, err := c.ThreadHeads(t.Context(), []string{v1.LogicalID, g.ID, missing})
 	if err != nil || !slices.Equal(heads, []string{v2.ID, g.ID, ""}) {
 		t.Fatalf("ThreadHeads = %v, %v; want [v2 goal \"\"]", heads, err)
+	}
+}
+
+// A result's queue entry names its claim's target, and the orchestrator's
+// read of the claim brings the phase's artefacts and shared memory along.
+func TestResultEntryNamesTheTargetReadWithTheClaim(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	g := startWorkflow(t, c)
+	cl := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: g.ID, WorkflowID: g.ID,
+		Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "coder"}
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, Grants: map[string]string{"coder": "1"}})
+	res := child(g.ID)
+	res.ClaimID, res.ProducedByAgent = cl.ID, "coder"
+	create(t, c, res, blackboard.WriteAuth{GrantToken: "1"})
+
+	msgs, err := redistest.Raw(t).XRange(ctx, c.Keys().OrchestratorQueue(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target string
+	found := false
+	for _, m := range msgs {
+		if str(m.Values["artefact_id"]) == res.ID {
+			target, found = str(m.Values["target_id"]), true
+		}
+	}
+	if !found || target != g.ID {
+		t.Fatalf("result's queue entry found %v with target_id %q, want %s", found, target, g.ID)
+	}
+
+	st, err := c.GetClaimStateAndPhase(ctx, cl.ID, g.ID, []string{target, res.ID, blackboard.NewID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Claim.ID != cl.ID || st.Outputs["coder"] != res.ID || st.Phase == nil {
+		t.Fatalf("state = claim %s outputs %v phase %v", st.Claim.ID, st.Outputs, st.Phase)
+	}
+	if a := st.Phase.Artefacts[g.ID]; a == nil || a.Payload != g.Payload {
+		t.Errorf("target read with the claim = %+v", a)
+	}
+	if a := st.Phase.Artefacts[res.ID]; a == nil || a.ClaimID != cl.ID {
+		t.Errorf("result read with the claim = %+v", a)
+	}
+	if len(st.Phase.Artefacts) != 3 {
+		t.Errorf("phase read %d ids, want 3 (a missing one as nil)", len(st.Phase.Artefacts))
+	}
+	// A wrong workflow hint reads no phase (its shared memory would be
+	// another workflow's).
+	st, err = c.GetClaimStateAndPhase(ctx, cl.ID, blackboard.NewID(), []string{target})
+	if err != nil || st.Phase != nil {
+		t.Errorf("with a wrong hint: phase %v, %v; want none", st.Phase, err)
+	}
+}
+
+// A caller that counts the workflow's end itself (Transition.Ended) gets
+// it from the reply and no workflow_completed entry is queued; a caller
+// that does not still gets the entry.
+func TestTransitionThatCompletesTheWorkflowReportsTheEnd(t *testing.T) {
+	t.Parallel()
+	for _, counts := range []bool{true, false} {
+		t.Run("counts="+strconv.FormatBool(counts), func(t *testing.T) {
+			t.Parallel()
+			c := redistest.Client(t)
+			g := startWorkflow(t, c)
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
+			var ended bool
+			tr := blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: cl.Rev,
+				To: blackboard.ClaimComplete, CloseItem: true}
+			if counts {
+				tr.Ended = &ended
+			}
+			transition(t, c, tr)
+			w, err := c.GetWorkflow(t.Context(), g.ID)
+			if err != nil || w.Status != blackboard.WorkflowCompleted {
+				t.Fatalf("workflow %+v (%v), want completed", w, err)
+			}
+			if counts && !ended {
+				t.Error("Ended = false for the step that completed the workflow")
+			}
+			queuedEnd := slices.Contains(queued(t, c), "workflow_completed:")
+			if queuedEnd == counts {
+				t.Errorf("workflow_completed queued = %v with Ended set = %v; want it queued only without", queuedEnd, counts)
+			}
+		})
 	}
 }

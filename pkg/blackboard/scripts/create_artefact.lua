@@ -24,6 +24,7 @@
 -- KEYS[21] timers ZSET              sett:<i>:timers
 -- KEYS[22] workflow memories HASH   sett:<i>:workflow:<wf>:memories
 -- KEYS[23] agent tokens HASH        sett:<i>:tokens:agents
+-- KEYS[24] claim HASH               sett:<i>:claim:<c> (any key when not an output)
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -36,6 +37,9 @@
 --          slot handed to its next waiting grant); tokens and
 --          token_agent: the model tokens the artefact's usage reports
 --          (input plus output) and the agent they are counted for.
+--          A result's queue entry also names its claim's target
+--          (target_id), so the orchestrator reads the claim and the
+--          phase's artefacts in one round trip.
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -187,6 +191,10 @@ emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, announced)
 if req.claimable or (req.claim_id ~= nil and req.claim_id ~= '') then
   announced[#announced + 1] = 'ts'
   announced[#announced + 1] = tostring(ts)
+  if req.agent ~= nil and req.agent ~= '' then
+    announced[#announced + 1] = 'target_id'
+    announced[#announced + 1] = redis.call('HGET', KEYS[24], 'artefact_id') or ''
+  end
   enqueue(KEYS[12], 'artefact_created', announced)
 end
 

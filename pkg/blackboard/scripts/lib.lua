@@ -232,8 +232,9 @@ end
 -- end_workflow moves a running workflow to a final status and announces it
 -- once. Every end is also queued for the orchestrator, which counts it
 -- (workflows_ended_total, completed ones included) and, for a workflow
--- that failed or was cancelled, ends its open claims. Returns true when
--- this call ended it.
+-- that failed or was cancelled, ends its open claims; a nil queue leaves
+-- that to the caller (it counts the end itself). Returns true when this
+-- call ended it.
 local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return false
@@ -241,20 +242,23 @@ local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, 
   redis.call('HSET', wf_key, 'status', status, 'ended_at_ms', tostring(ts), 'outcome', reason)
   emit(stream, channel, 'workflow_completed', ts,
     {'workflow_id', wf_id, 'status', status, 'reason', reason})
-  enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
+  if queue ~= nil then
+    enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
+  end
   return true
 end
 
 -- close_item decrements a running workflow's open items and completes the
--- workflow when nothing is left open.
+-- workflow when nothing is left open; returns true when it did.
 local function close_item(wf_key, stream, channel, wf_id, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
-    return
+    return false
   end
   local open = redis.call('HINCRBY', wf_key, 'open_items', -1)
   if open <= 0 then
-    end_workflow(wf_key, stream, channel, wf_id, 'completed', 'all work complete', ts, queue)
+    return end_workflow(wf_key, stream, channel, wf_id, 'completed', 'all work complete', ts, queue)
   end
+  return false
 end
 
 -- ack_inbox acknowledges and deletes an agent's handled inbox entry in the

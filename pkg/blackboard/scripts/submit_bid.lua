@@ -1,30 +1,177 @@
--- submit_bid: record an agent's bid on a claim, once.
+-- submit_bid: record an agent's bid on a claim, once; when it is the last
+-- expected bid and the claim's grant plan allows it, grant the claim in
+-- the same step.
 --
--- KEYS[1] bids HASH       sett:<i>:claim:<id>:bids
--- KEYS[2] claim HASH      sett:<i>:claim:<id>
--- KEYS[3] events STREAM   sett:<i>:events
--- KEYS[4] orchestrator queue STREAM  sett:<i>:orchestrator:queue
--- KEYS[5] agent inbox STREAM         sett:<i>:agent:<agent>:inbox
--- KEYS[6] workflow HASH              sett:<i>:workflow:<wf> (any key without req.snapshot)
+-- KEYS[1]  bids HASH       sett:<i>:claim:<id>:bids
+-- KEYS[2]  claim HASH      sett:<i>:claim:<id>
+-- KEYS[3]  events STREAM   sett:<i>:events
+-- KEYS[4]  orchestrator queue STREAM  sett:<i>:orchestrator:queue
+-- KEYS[5]  agent inbox STREAM         sett:<i>:agent:<agent>:inbox
+-- KEYS[6]  workflow HASH              sett:<i>:workflow:<wf> (any key without req.snapshot)
+-- KEYS[7]  leader epoch STRING        sett:<i>:orchestrator:epoch
+-- KEYS[8]  timers ZSET                sett:<i>:timers
+-- KEYS[9]  running SET                sett:<i>:scheduler:running
+-- KEYS[10] waiting ZSET               sett:<i>:scheduler:waiting
+-- KEYS[11] control HASH               sett:<i>:control
+-- KEYS[12] capacity HASH              sett:<i>:scheduler:capacity
+-- KEYS[13] grants HASH                sett:<i>:claim:<id>:grants
+-- KEYS[14] the bidding agent's grants STREAM  sett:<i>:agent:<agent>:grants
+-- KEYS[15] its running ZSET                   sett:<i>:agent:<agent>:running
+-- KEYS[16] its waiting ZSET                   sett:<i>:agent:<agent>:waiting
+-- KEYS[17] its replicas ZSET                  sett:<i>:agent:<agent>:replicas
 --
 -- ARGV[1] JSON request: claim_id, agent, bid, claim_channel, and
 --         optionally inbox_entry and inbox_group: the bid request being
 --         answered, acknowledged whatever the outcome (every outcome
---         finishes it); snapshot (true: the bids_complete entry carries
---         the claim, its bids and the workflow status as JSON, so the
---         orchestrator can grant without reading them — its write is a
---         compare-and-set on the claim's rev, so a stale snapshot cannot
---         apply).
+--         finishes it); snapshot (true: KEYS[6] is the claim's workflow,
+--         and the bids_complete entry carries the claim, its bids and the
+--         workflow status as JSON, so the orchestrator can grant without
+--         reading them — its write is a compare-and-set on the claim's
+--         rev, so a stale snapshot cannot apply, and the grant below
+--         may happen).
 --
--- Returns {'OK'} or
+-- Returns {'OK', how} where how is 'granted' (this bid completed
+-- consensus and the script granted), 'queued' (it completed consensus and
+-- the orchestrator decides; the bids_complete entry names why in
+-- 'fallback') or 'waiting' (other bids are still expected), or
 --   {'NOT_FOUND', 'claim'}
 --   {'STALE_STATUS', status}   consensus is over (the bid came too late)
 --   {'NOT_INVITED', agent}     the agent is not among the expected bidders
 --   {'EXISTS', bid}            the agent already bid (the stored bid)
 --
--- Crash safety: HSETNX, the bid_submitted event, the orchestrator's queue
--- entry and the inbox acknowledgement happen in one atomic script, so a
--- stored bid is announced exactly once and its request never redone.
+-- The grant in the bid (SPEC §17, "round trips per hop"): the claim's
+-- grant_plan field, written by the orchestrator when it created the claim
+-- under its epoch, holds what the orchestrator would otherwise decide
+-- with: the epoch, max_concurrent_claims, the lease check delay and each
+-- bidder's inbox channel and retry attempts. The script grants only in
+-- the plain case — the plan's epoch is the stored one, the workflow runs,
+-- the bid deadline has not passed, the instance is not paused, the claim
+-- never waited, no max_concurrent_claims slot is contested, and the
+-- orchestrator's phase rules (review, then parallel, then exclusive with
+-- the lowest agent name in byte order) grant the bidding agent alone: a
+-- cub may write only its own agent's keys (internal/acl), so a grant to
+-- any other agent, or to several, is the orchestrator's.
+-- Anything else is left to the orchestrator through the bids_complete
+-- entry exactly as without a plan, so correctness never depends on this
+-- path: a grant here is the same compare-free step the orchestrator would
+-- take, done while the claim provably is in pending_consensus.
+--
+-- Crash safety: HSETNX, the bid_submitted event, the grant (status, rev,
+-- grants, slots, timer, inbox messages, events) or the orchestrator's
+-- queue entry, and the inbox acknowledgement happen in one atomic script,
+-- so a stored bid is announced exactly once, a claim is granted at most
+-- once, and the request is never redone.
+
+-- The phases in grant order: the bid that asks for each, the status it
+-- grants, the grant kind, the claim field naming the agents, its name.
+local PHASES = {
+  {bid = 'review', status = 'pending_review', grant = 'review', field = 'granted_review_agents', name = 'review'},
+  {bid = 'claim', status = 'pending_parallel', grant = 'claim', field = 'granted_parallel_agents', name = 'parallel'},
+  {bid = 'exclusive', status = 'pending_exclusive', grant = 'exclusive', field = 'granted_exclusive_agent', name = 'exclusive'},
+}
+
+-- byte_less orders agent names by bytes, as the orchestrator's Go sort
+-- does (Lua's < follows the server's collation locale).
+local function byte_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- grant_now grants the claim from its plan, or returns why it cannot
+-- (the fallback reason the orchestrator's entry carries).
+local function grant_now(req, expected, bids, ts)
+  if not req.snapshot then
+    return 'no_workflow'
+  end
+  local c = redis.call('HMGET', KEYS[2], 'grant_plan', 'bid_deadline_ms', 'rev', 'priority',
+    'waiting_since_ms', 'artefact_id', 'workflow_id')
+  if not c[1] then
+    return 'no_plan'
+  end
+  local plan = cjson.decode(c[1])
+  local stored = redis.call('GET', KEYS[7])
+  if stored == false or tonumber(stored) ~= tonumber(plan.epoch) then
+    return 'epoch'
+  end
+  if redis.call('HGET', KEYS[6], 'status') ~= 'running' then
+    return 'workflow'
+  end
+  if c[2] == false or ts >= tonumber(c[2]) then
+    return 'deadline'
+  end
+  if c[5] then
+    return 'waited'
+  end
+  if redis.call('HEXISTS', KEYS[11], 'paused') == 1 then
+    return 'paused'
+  end
+  local limit = tonumber(plan.limit or 0) or 0
+  if limit > 0 and (redis.call('SCARD', KEYS[9]) >= limit or redis.call('ZCARD', KEYS[10]) > 0) then
+    return 'capacity'
+  end
+  local ph, agents = nil, {}
+  for _, p in ipairs(PHASES) do
+    for i, agent in ipairs(expected) do
+      if bids[i] == p.bid then
+        agents[#agents + 1] = agent
+      end
+    end
+    if #agents > 0 then
+      ph = p
+      break
+    end
+  end
+  if ph == nil then
+    return 'no_bidder' -- a dead end: the orchestrator ends it
+  end
+  table.sort(agents, byte_less)
+  if ph.bid == 'exclusive' then
+    agents = {agents[1]}
+  end
+  if #agents ~= 1 or agents[1] ~= req.agent or plan.agents == nil or plan.agents[req.agent] == nil then
+    return 'other_agent'
+  end
+
+  local claim_id, wf_id = req.claim_id, c[7] or ''
+  local rev = (tonumber(c[3] or '0') or 0) + 1
+  local named = cjson.encode(agents)
+  if ph.bid == 'exclusive' then
+    named = agents[1]
+  end
+  redis.call('HSET', KEYS[2], 'status', ph.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
+    'attempts', '1', ph.field, named)
+  redis.call('HDEL', KEYS[2], 'grant_plan')
+  local g = {'HSET', KEYS[13]}
+  for _, agent in ipairs(agents) do
+    g[#g + 1] = agent
+    g[#g + 1] = '1'
+  end
+  redis.call(unpack(g))
+  redis.call('SADD', KEYS[9], claim_id)
+  redis.call('ZADD', KEYS[8], ts + (tonumber(plan.timer_ms or 0) or 0), claim_id)
+  emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
+    'claim_id', claim_id, 'workflow_id', wf_id, 'from', 'pending_consensus', 'to', ph.status})
+  emit(KEYS[3], req.claim_channel, 'claim_granted', ts, {
+    'workflow_id', wf_id, 'claim_id', claim_id, 'artefact_id', c[6] or '',
+    'agents', table.concat(agents, ','), 'granted_by', 'last_bid', 'phase', ph.name})
+  local a = plan.agents[req.agent]
+  local inbox = {{
+    key = 14,
+    channel = a.channel,
+    fields = {'kind', 'grant', 'claim_id', claim_id, 'artefact_id', c[6] or '', 'workflow_id', wf_id,
+      'grant', ph.grant, 'token', '1', 'attempt', '1', 'max_attempts', tostring(a[ph.grant] or 1)},
+    gate = {agent = req.agent, inbox = 14, running = 15, waiting = 16, replicas = 17,
+      capacity = 12, control = 11, timers = 8},
+  }}
+  deliver(inbox, ts, -(tonumber(c[4] or '0') or 0), redis.call('HGET', KEYS[6], 'started_at_ms'))
+  return nil
+end
 
 local req = cjson.decode(ARGV[1])
 ack_inbox(KEYS[5], req.inbox_group, req.inbox_entry)
@@ -63,29 +210,31 @@ emit(KEYS[3], req.claim_channel, 'bid_submitted', ts, {
 -- woken once per claim, not once per bid (the bid deadline covers the
 -- agents that never answer).
 -- (Bids recorded at creation for agents that were not asked do not count.)
-local answered = 0
-for _, v in ipairs(redis.call('HMGET', KEYS[1], unpack(expected))) do
-  if v then
-    answered = answered + 1
+local bids = redis.call('HMGET', KEYS[1], unpack(expected))
+for _, v in ipairs(bids) do
+  if not v then
+    return {'OK', 'waiting'}
   end
 end
-if answered >= #expected then
-  local fields = {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts)}
-  if req.snapshot then
-    local function as_map(flat)
-      local m = {}
-      for i = 1, #flat, 2 do
-        m[flat[i]] = flat[i + 1]
-      end
-      return m
+local fallback = grant_now(req, expected, bids, ts)
+if fallback == nil then
+  return {'OK', 'granted'}
+end
+local fields = {'claim_id', req.claim_id, 'workflow_id', claim[3] or '', 'ts', tostring(ts), 'fallback', fallback}
+if req.snapshot then
+  local function as_map(flat)
+    local m = {}
+    for i = 1, #flat, 2 do
+      m[flat[i]] = flat[i + 1]
     end
-    fields[#fields + 1] = 'snapshot'
-    fields[#fields + 1] = cjson.encode({
-      claim = as_map(redis.call('HGETALL', KEYS[2])),
-      bids = as_map(redis.call('HGETALL', KEYS[1])),
-      workflow_status = redis.call('HGET', KEYS[6], 'status') or '',
-    })
+    return m
   end
-  enqueue(KEYS[4], 'bids_complete', fields)
+  fields[#fields + 1] = 'snapshot'
+  fields[#fields + 1] = cjson.encode({
+    claim = as_map(redis.call('HGETALL', KEYS[2])),
+    bids = as_map(redis.call('HGETALL', KEYS[1])),
+    workflow_status = redis.call('HGET', KEYS[6], 'status') or '',
+  })
 end
-return {'OK'}
+enqueue(KEYS[4], 'bids_complete', fields)
+return {'OK', 'queued'}

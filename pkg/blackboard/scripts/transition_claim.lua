@@ -50,8 +50,13 @@
 --   queue            list of {name, fields}: entries for the orchestrator's
 --                    queue (work that must follow this step at least once)
 --   claim_channel, workflow_channel
+--   count_end        true: a workflow this step completes (close_item) is
+--                    not queued as workflow_completed; the caller counts
+--                    it from the reply (a completed workflow needs nothing
+--                    else from the orchestrator)
 --
--- Returns {'OK', new_rev, now_ms, waited_ms} or
+-- Returns {'OK', new_rev, now_ms, waited_ms, ended} (ended '1' when this
+-- step completed the workflow through close_item, else '0') or
 --   {'FENCED', stored_epoch} or {'NO_EPOCH', why}
 --   {'NOT_FOUND', 'claim'}
 --   {'STALE_STATUS', status, rev}   another handler already moved the claim
@@ -135,6 +140,10 @@ if req.set ~= nil and req.set ~= cjson.null then
   end
 end
 redis.call(unpack(hset))
+if req.from == 'pending_consensus' and req.to ~= 'pending_consensus' then
+  -- Consensus is over: the bid script's grant plan (submit_bid) is spent.
+  redis.call('HDEL', KEYS[1], 'grant_plan')
+end
 
 if req.ignore_bids ~= nil and req.ignore_bids ~= cjson.null then
   for _, agent in ipairs(req.ignore_bids) do
@@ -211,8 +220,17 @@ if req.fail_workflow then
   end
   end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, status, req.fail_reason or status, ts, KEYS[9])
 end
+local ended = false
 if final and req.close_item then
-  close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts, KEYS[9])
+  local queue = KEYS[9]
+  if req.count_end then
+    queue = nil
+  end
+  ended = close_item(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, ts, queue)
 end
 
-return {'OK', tostring(rev + 1), tostring(ts), tostring(waited)}
+local ended_flag = '0'
+if ended then
+  ended_flag = '1'
+end
+return {'OK', tostring(rev + 1), tostring(ts), tostring(waited), ended_flag}

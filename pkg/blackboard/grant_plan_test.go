@@ -1,0 +1,346 @@
+package blackboard_test
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/eventually"
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// planFor returns a grant plan for bidders with limit as
+// max_concurrent_claims; every bidder's review grants allow 2 attempts and
+// the others 3.
+func planFor(limit int, bidders ...string) *blackboard.GrantPlan {
+	p := &blackboard.GrantPlan{MaxConcurrentClaims: limit, LeaseCheck: 30 * time.Second,
+		MaxAttempts: map[string]map[blackboard.GrantKind]int{}}
+	for _, b := range bidders {
+		p.MaxAttempts[b] = map[blackboard.GrantKind]int{
+			blackboard.GrantReview: 2, blackboard.GrantClaim: 3, blackboard.GrantExclusive: 3}
+	}
+	return p
+}
+
+// planned creates a claim on a new workflow asking bidders to bid, with a
+// grant plan made under epoch 1, which is also the stored leader epoch.
+func planned(t *testing.T, c *blackboard.Client, limit int, bidTimeout time.Duration, bidders ...string) *blackboard.Claim {
+	t.Helper()
+	if err := redistest.Raw(t).Set(t.Context(), c.Keys().Epoch(), "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g := startWorkflow(t, c)
+	cl := pendingClaim(g, bidders...)
+	var reqs []blackboard.InboxMessage
+	for _, b := range bidders {
+		reqs = append(reqs, blackboard.InboxMessage{Agent: b, Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
+			ArtefactID: g.ID, WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType,
+			ProducedByRole: "user"})
+	}
+	return createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: bidTimeout,
+		Inbox: reqs, GrantPlan: planFor(limit, bidders...)})
+}
+
+// answer reads each agent's bid request from its inbox and answers it
+// with its bid, in the order of agents; it returns the requests read.
+func answer(t *testing.T, c *blackboard.Client, agents []string, bids map[string]blackboard.Bid) map[string]blackboard.InboxEntry {
+	t.Helper()
+	out := map[string]blackboard.InboxEntry{}
+	for _, a := range agents {
+		in, err := c.Inbox(t.Context(), a, "cub-"+a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := in.NextBids(t.Context(), 10, 0)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("%s's bid requests = %v, %v; want one", a, entries, err)
+		}
+		if err := c.AnswerBidRequest(t.Context(), entries[0], bids[a]); err != nil {
+			t.Fatalf("bid of %s: %v", a, err)
+		}
+		out[a] = entries[0]
+	}
+	return out
+}
+
+// grantsOf returns the grant messages in agent's grants stream.
+func grantsOf(t *testing.T, c *blackboard.Client, agent string) []blackboard.InboxMessage {
+	t.Helper()
+	msgs, err := redistest.Raw(t).XRange(t.Context(), c.Keys().AgentGrants(agent), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []blackboard.InboxMessage
+	for _, m := range msgs {
+		attempt, _ := strconv.Atoi(str(m.Values["attempt"]))
+		maxAttempts, _ := strconv.Atoi(str(m.Values["max_attempts"]))
+		out = append(out, blackboard.InboxMessage{Agent: agent, Kind: blackboard.MessageKind(str(m.Values["kind"])),
+			ClaimID: str(m.Values["claim_id"]), ArtefactID: str(m.Values["artefact_id"]), WorkflowID: str(m.Values["workflow_id"]),
+			Grant: blackboard.GrantKind(str(m.Values["grant"])), Token: str(m.Values["token"]),
+			Attempt: attempt, MaxAttempts: maxAttempts})
+	}
+	return out
+}
+
+// fallbackOf returns the fallback reason of the claim's bids_complete
+// entry in the orchestrator's queue, and whether there is one.
+func fallbackOf(t *testing.T, c *blackboard.Client, claimID string) (string, bool) {
+	t.Helper()
+	msgs, err := redistest.Raw(t).XRange(t.Context(), c.Keys().OrchestratorQueue(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if str(m.Values["event"]) == "bids_complete" && str(m.Values["claim_id"]) == claimID {
+			return str(m.Values["fallback"]), true
+		}
+	}
+	return "", false
+}
+
+func TestLastBidGrantsInItsScript(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	ctx := t.Context()
+	agents := []string{"writer", "coder", "critic"} // critic, the winner, bids last
+	cl := planned(t, c, 0, time.Hour, agents...)
+	reqs := answer(t, c, agents, map[string]blackboard.Bid{
+		"writer": blackboard.BidExclusive, "critic": blackboard.BidReview, "coder": blackboard.BidExclusive})
+
+	got, err := c.GetClaim(ctx, cl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != blackboard.ClaimPendingReview || !slices.Equal(got.GrantedReviewAgents, []string{"critic"}) ||
+		got.Attempts != 1 || got.Rev != cl.Rev+1 {
+		t.Fatalf("claim after the last bid: status %s, review agents %v, attempts %d, rev %d; want pending_review by critic, attempt 1, rev %d",
+			got.Status, got.GrantedReviewAgents, got.Attempts, got.Rev, cl.Rev+1)
+	}
+	if fb, ok := fallbackOf(t, c, cl.ID); ok {
+		t.Errorf("the orchestrator was asked to decide (fallback %q); want the grant made by the bid", fb)
+	}
+	want := blackboard.InboxMessage{Agent: "critic", Kind: blackboard.MessageGrant, ClaimID: cl.ID, ArtefactID: cl.ArtefactID,
+		WorkflowID: cl.WorkflowID, Grant: blackboard.GrantReview, Token: "1", Attempt: 1, MaxAttempts: 2}
+	if g := grantsOf(t, c, "critic"); len(g) != 1 || !reflect.DeepEqual(g[0], want) {
+		t.Errorf("critic's grants = %+v, want [%+v]", g, want)
+	}
+	for _, a := range []string{"writer", "coder"} {
+		if g := grantsOf(t, c, a); len(g) != 0 {
+			t.Errorf("%s got grants %+v in the review phase", a, g)
+		}
+	}
+	st, err := c.GetClaimState(ctx, cl.ID, cl.WorkflowID, nil)
+	if err != nil || st.Grants["critic"] != "1" || len(st.Grants) != 1 {
+		t.Errorf("grant tokens = %v (%v), want critic → 1", st.Grants, err)
+	}
+	if score, err := raw.ZScore(ctx, c.Keys().Timers(), cl.ID).Result(); err != nil || int64(score) != got.UpdatedAtMs+30000 {
+		t.Errorf("timer at %v (%v), want the lease check at %d", score, err, got.UpdatedAtMs+30000)
+	}
+	if ok, err := raw.SIsMember(ctx, c.Keys().Running(), cl.ID).Result(); err != nil || !ok {
+		t.Errorf("claim holds no scheduler slot (%v)", err)
+	}
+	if _, err := raw.ZScore(ctx, c.Keys().AgentRunning("critic"), cl.ID).Result(); err != nil {
+		t.Errorf("critic holds no agent slot for the grant: %v", err)
+	}
+	if n := raw.HExists(ctx, c.Keys().Claim(cl.ID), "grant_plan").Val(); n {
+		t.Error("the grant plan outlived the grant")
+	}
+	ev := eventsOf(t, c, blackboard.EventClaimGranted)
+	if len(ev) != 1 || ev[0].Field("phase") != "review" || ev[0].Field("agents") != "critic" ||
+		ev[0].Field("granted_by") != "last_bid" || ev[0].ArtefactID != cl.ArtefactID {
+		t.Errorf("claim_granted events = %+v", ev)
+	}
+	tr := eventsOf(t, c, blackboard.EventClaimTransitioned)
+	if len(tr) != 1 || tr[0].Field("from") != "pending_consensus" || tr[0].Field("to") != "pending_review" {
+		t.Errorf("claim_transitioned events = %+v", tr)
+	}
+
+	// The same bid again (a replayed request) grants nothing more.
+	err = c.AnswerBidRequest(ctx, reqs["critic"], blackboard.BidReview)
+	wantErr(t, err, blackboard.ErrStaleStatus)
+	if g := grantsOf(t, c, "critic"); len(g) != 1 {
+		t.Errorf("critic has %d grants after a replayed bid, want 1", len(g))
+	}
+	if ev := eventsOf(t, c, blackboard.EventClaimGranted); len(ev) != 1 {
+		t.Errorf("%d claim_granted events after a replayed bid, want 1", len(ev))
+	}
+}
+
+// TestLastBidGrantsByThePhaseRules: the script grants only when the
+// orchestrator's rules make the last bidder the one winner (a cub writes
+// only its own agent's keys); any other outcome is left to the
+// orchestrator.
+func TestLastBidGrantsByThePhaseRules(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// order is the order the agents answer in; the last completes.
+		order  []string
+		bids   map[string]blackboard.Bid
+		status blackboard.ClaimStatus
+		winner string
+		kind   blackboard.GrantKind
+		// fallback, when set, is the reason the script leaves the grant.
+		fallback string
+	}{
+		// '-' sorts before '_' in bytes (Go's order); a collating locale
+		// would put coder_a first.
+		{"exclusive: the lowest name bids last and wins", []string{"zed", "coder_a", "coder-b"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
+			blackboard.ClaimPendingExclusive, "coder-b", blackboard.GrantExclusive, ""},
+		{"exclusive: the last bidder is not the lowest name", []string{"zed", "coder-b", "coder_a"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
+			"", "", "", "other_agent"},
+		{"parallel before exclusive", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidIgnore},
+			blackboard.ClaimPendingParallel, "coder_a", blackboard.GrantClaim, ""},
+		{"two parallel winners", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidClaim},
+			"", "", "", "other_agent"},
+		{"review before parallel", []string{"coder_a", "coder-b", "zed"}, map[string]blackboard.Bid{
+			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidIgnore, "zed": blackboard.BidReview},
+			blackboard.ClaimPendingReview, "zed", blackboard.GrantReview, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := redistest.Client(t)
+			cl := planned(t, c, 0, time.Hour, "zed", "coder_a", "coder-b")
+			answer(t, c, tc.order, tc.bids)
+			if tc.fallback != "" {
+				assertLeftToOrchestrator(t, c, cl, tc.order, tc.fallback)
+				return
+			}
+			got, err := c.GetClaim(t.Context(), cl.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != tc.status || !slices.Equal(got.GrantedAgents(), []string{tc.winner}) {
+				t.Fatalf("claim %s granted to %v, want %s granted to %s", got.Status, got.GrantedAgents(), tc.status, tc.winner)
+			}
+			for _, a := range tc.order {
+				g := grantsOf(t, c, a)
+				if (a == tc.winner) != (len(g) == 1) || (len(g) == 1 && g[0].Grant != tc.kind) {
+					t.Errorf("%s's grants = %+v", a, g)
+				}
+			}
+		})
+	}
+}
+
+func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
+	t.Parallel()
+	agents := []string{"a", "b"}
+	work := map[string]blackboard.Bid{"a": blackboard.BidExclusive, "b": blackboard.BidClaim}
+	cases := []struct {
+		name       string
+		limit      int
+		bidTimeout time.Duration
+		bids       map[string]blackboard.Bid
+		// before runs after the claim is created, before the bids.
+		before func(t *testing.T, c *blackboard.Client, cl *blackboard.Claim)
+		want   string
+	}{
+		{"paused", 0, time.Hour, work, func(t *testing.T, c *blackboard.Client, _ *blackboard.Claim) {
+			if _, err := c.Pause(t.Context(), "test", "maintenance", "cli"); err != nil {
+				t.Fatal(err)
+			}
+		}, "paused"},
+		{"at max_concurrent_claims", 1, time.Hour, work, func(t *testing.T, c *blackboard.Client, _ *blackboard.Claim) {
+			redistest.Raw(t).SAdd(t.Context(), c.Keys().Running(), blackboard.NewID())
+		}, "capacity"},
+		{"others wait for a slot", 5, time.Hour, work, func(t *testing.T, c *blackboard.Client, _ *blackboard.Claim) {
+			redistest.Raw(t).ZAdd(t.Context(), c.Keys().Waiting(), redis.Z{Score: -3, Member: "0000000000001:" + blackboard.NewID()})
+		}, "capacity"},
+		{"newer leader epoch", 0, time.Hour, work, func(t *testing.T, c *blackboard.Client, _ *blackboard.Claim) {
+			redistest.Raw(t).Set(t.Context(), c.Keys().Epoch(), "2", 0)
+		}, "epoch"},
+		{"bid deadline passed", 0, 50 * time.Millisecond, work, func(t *testing.T, c *blackboard.Client, cl *blackboard.Claim) {
+			eventually.True(t, waitFor, "the Redis clock to pass the bid deadline", func() bool {
+				now, err := c.Now(t.Context())
+				return err == nil && now > cl.BidDeadlineMs
+			})
+		}, "deadline"},
+		{"workflow ended", 0, time.Hour, work, func(t *testing.T, c *blackboard.Client, cl *blackboard.Claim) {
+			if _, err := c.EndWorkflow(t.Context(), cl.WorkflowID, blackboard.WorkflowCancelled, "test", 1); err != nil {
+				t.Fatal(err)
+			}
+		}, "workflow"},
+		{"nobody bid to work", 0, time.Hour, map[string]blackboard.Bid{"a": blackboard.BidIgnore, "b": blackboard.BidIgnore}, nil, "no_bidder"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := redistest.Client(t)
+			cl := planned(t, c, tc.limit, tc.bidTimeout, agents...)
+			if tc.before != nil {
+				tc.before(t, c, cl)
+			}
+			answer(t, c, agents, tc.bids)
+			assertLeftToOrchestrator(t, c, cl, agents, tc.want)
+		})
+	}
+	t.Run("the orchestrator's grant spends the plan", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.Client(t)
+		cl := planned(t, c, 0, time.Hour, agents...)
+		if _, err := c.Pause(t.Context(), "test", "hold", "cli"); err != nil {
+			t.Fatal(err)
+		}
+		answer(t, c, agents, work)
+		if _, err := c.Resume(t.Context(), "test", "cli"); err != nil {
+			t.Fatal(err)
+		}
+		transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status,
+			Rev: cl.Rev, To: blackboard.ClaimPendingExclusive, Grants: map[string]string{"a": "1"}})
+		if redistest.Raw(t).HExists(t.Context(), c.Keys().Claim(cl.ID), "grant_plan").Val() {
+			t.Error("the grant plan outlived consensus")
+		}
+	})
+	t.Run("no plan", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.Client(t)
+		g := startWorkflow(t, c)
+		cl := pendingClaim(g, agents...)
+		var reqs []blackboard.InboxMessage
+		for _, a := range agents {
+			reqs = append(reqs, blackboard.InboxMessage{Agent: a, Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
+				ArtefactID: g.ID, WorkflowID: g.ID})
+		}
+		cl = createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: time.Hour, Inbox: reqs})
+		answer(t, c, agents, work)
+		assertLeftToOrchestrator(t, c, cl, agents, "no_plan")
+	})
+}
+
+// assertLeftToOrchestrator checks that the claim is still in consensus,
+// nobody got a grant, and the orchestrator's queue holds its bids_complete
+// entry naming why.
+func assertLeftToOrchestrator(t *testing.T, c *blackboard.Client, cl *blackboard.Claim, agents []string, why string) {
+	t.Helper()
+	got, err := c.GetClaim(t.Context(), cl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != blackboard.ClaimPendingConsensus {
+		t.Errorf("claim is %s, want it left in pending_consensus for the orchestrator", got.Status)
+	}
+	for _, a := range agents {
+		if g := grantsOf(t, c, a); len(g) != 0 {
+			t.Errorf("%s got grants %+v", a, g)
+		}
+	}
+	if ev := eventsOf(t, c, blackboard.EventClaimGranted); len(ev) != 0 {
+		t.Errorf("claim_granted events %+v", ev)
+	}
+	fb, ok := fallbackOf(t, c, cl.ID)
+	if !ok || fb != why {
+		t.Errorf("bids_complete entry: present %v, fallback %q; want one with fallback %q", ok, fb, why)
+	}
+}
