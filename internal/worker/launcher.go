@@ -197,7 +197,6 @@ func orDiscard(w io.Writer) io.Writer {
 	return w
 }
 
-
 // NewLauncher connects to spec.DockerHost and returns a Launcher for one
 // grant, whose worker gets WorkerEnv(environ). Close it when done. Errors
 // wrap ErrDocker.

@@ -42,6 +42,9 @@ type containerSpec struct {
 	Labels       map[string]string
 	// Aliases are extra DNS names on the instance network.
 	Aliases []string
+	// GroupAdd are extra groups of the container's user (the Docker
+	// socket's group, for a controller agent).
+	GroupAdd []string
 }
 
 // loopback is where published ports listen: never on other interfaces.
@@ -65,6 +68,7 @@ func (s containerSpec) createOptions(netName string) client.ContainerCreateOptio
 		Resources:      container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
 		ReadonlyRootfs: s.ReadOnlyRoot,
 		Tmpfs:          s.Tmpfs,
+		GroupAdd:       s.GroupAdd,
 	}
 	if s.PidsLimit > 0 {
 		limit := s.PidsLimit
