@@ -85,7 +85,7 @@ func TestStackPlanController(t *testing.T) {
 		User: "1000:1000", Network: "sett-demo", Workspace: "/ws", WorkspaceTarget: "/workspace",
 		Masks:    []string{"/workspace/.sett", "/workspace/notes"},
 		NanoCPUs: 500_000_000, Memory: 64 << 20, PidsLimit: planner.PidsLimit, ReadOnlyRoot: true,
-		Labels: map[string]string{LabelInstance: "demo", LabelWorkspace: "/ws", LabelComponent: ComponentWorker, LabelAgent: "planner"},
+		Labels:     map[string]string{LabelInstance: "demo", LabelWorkspace: "/ws", LabelComponent: ComponentWorker, LabelAgent: "planner"},
 		NamePrefix: "sett-demo-agent-planner-worker", StopTimeout: 8 * time.Second, DockerHost: "unix:///var/run/docker.sock",
 	}
 	if planner.PidsLimit == 0 || !planner.ReadOnlyRoot {
