@@ -1,0 +1,302 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/client"
+
+	"github.com/settdev/sett/internal/runtime/docker"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// controllerYAML runs every agent that does work as a controller. Each
+// worker records its run in /workspace/runs (one file per container,
+// named by its hostname, which is its container id) before it execs the
+// real tool; the auditor also counts how many auditor workers are active
+// at once in /workspace/active and sleeps so that grants can overlap.
+// The bystander is an ordinary agent that must not get the socket.
+const controllerYAML = `version: "1.0"
+orchestrator:
+  bid_timeout: 3s
+  lease_ttl: 6s
+agents:
+  planner:
+    image: %[1]s
+    bidding_strategy: exclusive
+    consumes: ["GoalDefined"]
+    workspace: {mode: rw}
+    mode: controller
+    worker:
+      image: sett-example-writer:local
+      command: ["sh", "-c", "%[2]s exec sett-writer --type Plan"]
+  reviewer:
+    image: %[1]s
+    bidding_strategy: review
+    consumes: ["Plan"]
+    workspace: {mode: rw}
+    mode: controller
+    worker:
+      image: sett-example-reviewer:local
+      command: ["sh", "-c", "%[2]s exec sett-reviewer --require tests"]
+  auditor:
+    image: %[1]s
+    bidding_strategy: claim
+    consumes: ["GoalDefined"]
+    workspace: {mode: rw}
+    mode: controller
+    worker:
+      image: sett-example-writer:local
+      max_concurrent: 2
+      command: ["sh", "-c", "%[2]s %[3]s exec sett-writer --type AuditNote"]
+  bystander:
+    image: sett-example-writer:local
+    command: ["sett-writer", "--type", "Nothing"]
+    bidding_strategy: ignore
+`
+
+// recordRun appends "agent uid" to runs/HOSTNAME: a container that ran
+// twice would leave two lines in one file.
+const recordRun = `h=$(cat /etc/hostname); echo \"$SETT_AGENT $(id -u)\" >> /workspace/runs/$h;`
+
+// countActive marks this worker active, records how many are, holds the
+// grant for 3s so that grants can overlap, and unmarks it.
+const countActive = `touch /workspace/active/$h; ls /workspace/active | wc -l > /workspace/overlap/$h; sleep 3; rm /workspace/active/$h;`
+
+func TestControllerAgentsRunEachGrantInAFreshWorker(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	image := controllerImage(t, h)
+	s := newStack(t, h, fmt.Sprintf(controllerYAML, image, recordRun, countActive))
+	for _, d := range []string{"runs", "active", "overlap"} {
+		if err := os.Mkdir(filepath.Join(s.dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(s.dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mustUp()
+
+	// Three goals at once: three parallel auditor grants against
+	// worker.max_concurrent 2, and per goal a Plan that the reviewer
+	// rejects, a feedback claim the planner reworks, and an approval.
+	start := time.Now()
+	var wfs []string
+	for i := range 3 {
+		wfs = append(wfs, s.postGoal(fmt.Sprintf("Add endpoint %d", i)))
+	}
+	for _, wf := range wfs {
+		w := s.waitWorkflow(wf, 4*time.Minute)
+		if w.Status != blackboard.WorkflowCompleted {
+			t.Fatalf("workflow %s: status %s (%s), want completed", wf, w.Status, w.Outcome)
+		}
+		m := byType(s.artefacts(wf))
+		plans := m["Plan"]
+		if len(plans) != 2 || plans[1].Version != 2 || !strings.Contains(plans[1].Payload, "must mention tests") {
+			t.Errorf("workflow %s: plans %v, want v1 and a v2 answering the review", wf, types(plans))
+		}
+		var summaries []string
+		for _, r := range m["Review"] {
+			summaries = append(summaries, r.Summary)
+		}
+		for _, want := range []string{"rejected Plan v1", "approved Plan v2"} {
+			if !containsPrefix(summaries, want) {
+				t.Errorf("workflow %s: no review %q among %q", wf, want, summaries)
+			}
+		}
+		if len(m["AuditNote"]) != 1 {
+			t.Errorf("workflow %s: %d AuditNotes, want 1", wf, len(m["AuditNote"]))
+		}
+	}
+	t.Logf("3 workflows with feedback loops through worker containers in %s", time.Since(start).Round(time.Millisecond))
+
+	// Every grant ran in its own container: one file per hostname, one
+	// line per file, as many as grants.
+	runs := map[string]int{}
+	var hostnames []string
+	entries, err := os.ReadDir(filepath.Join(s.dir, "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexID := regexp.MustCompile(`^[0-9a-f]{12}$`)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(s.dir, "runs", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 1 {
+			t.Errorf("container %s ran %d grants, want 1: %q", e.Name(), len(lines), lines)
+		}
+		agent, uid, _ := strings.Cut(lines[0], " ")
+		if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+			t.Errorf("worker %s of %s ran as uid %q, want a non-root uid", e.Name(), agent, uid)
+		}
+		if !hexID.MatchString(e.Name()) {
+			t.Errorf("worker hostname %q is not a container id", e.Name())
+		}
+		runs[agent]++
+		hostnames = append(hostnames, e.Name())
+	}
+	// planner: v1 and the feedback claim's v2, per goal; reviewer: both
+	// versions; auditor: one parallel grant per goal.
+	for agent, want := range map[string]int{"planner": 6, "reviewer": 6, "auditor": 3} {
+		if runs[agent] != want {
+			t.Errorf("%s ran %d worker containers, want %d (one per grant; all: %v)", agent, runs[agent], want, runs)
+		}
+	}
+
+	// No worker is left: none carries the instance's label, and none of
+	// the containers that ran exists any more.
+	ctx := context.Background()
+	workers, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).
+		Add("label", docker.LabelInstance+"="+s.name).Add("label", docker.LabelComponent+"="+docker.ComponentWorker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers.Items) != 0 {
+		t.Errorf("%d worker containers left after the workflows", len(workers.Items))
+	}
+	for _, hn := range hostnames {
+		if _, err := h.cli.ContainerInspect(ctx, hn, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+			t.Errorf("worker container %s still exists (inspect: %v)", hn, err)
+		}
+	}
+
+	// worker.max_concurrent 2: never three auditors at once, and two did
+	// overlap (so the limit, not chance, kept it at two).
+	most := 0
+	overlaps, err := os.ReadDir(filepath.Join(s.dir, "overlap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range overlaps {
+		b, err := os.ReadFile(filepath.Join(s.dir, "overlap", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("overlap record %s: %q", e.Name(), b)
+		}
+		most = max(most, n)
+	}
+	t.Logf("auditor workers active at once: at most %d (limit 2)", most)
+	if len(overlaps) != 3 || most != 2 {
+		t.Errorf("auditor: %d records, at most %d active at once; want 3 records and exactly 2 (worker.max_concurrent)", len(overlaps), most)
+	}
+
+	// Only the controllers' containers have the Docker socket.
+	all, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", docker.LabelInstance+"="+s.name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range all.Items {
+		ins, err := h.cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := c.Labels[docker.LabelComponent]
+		if name == docker.ComponentAgent {
+			name = c.Labels[docker.LabelAgent]
+		}
+		socket := false
+		for _, m := range ins.Container.Mounts {
+			socket = socket || m.Destination == "/var/run/docker.sock" || strings.HasSuffix(m.Source, ".sock")
+		}
+		controller := name == "planner" || name == "reviewer" || name == "auditor"
+		if socket != controller {
+			t.Errorf("%s: Docker socket mounted = %v, want %v (only controller agents get it)", name, socket, controller)
+		}
+		seen++
+	}
+	if seen != 6 {
+		t.Errorf("inspected %d containers, want 6 (redis, orchestrator, 3 controllers, bystander)", seen)
+	}
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// controllerImage builds the controllers' image: sett-cub:local with the
+// worker launcher of this tree, so the test runs the launcher it checks
+// whatever sett-cub:local was last built from (make images puts the same
+// file at the same path).
+func controllerImage(t *testing.T, h *harness) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sett-worker")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/sett-worker")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build sett-worker: %v\n%s", err, out)
+	}
+	launcher, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockerfile := "FROM sett-cub:local\nCOPY sett-worker /usr/local/bin/sett-worker\n"
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"sett-worker", 0o755, launcher}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tag := "sett-e2e-" + instanceName(t)[len("e2e-"):] + ":local"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := h.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
+	if err != nil {
+		t.Fatalf("build %s: %v", tag, err)
+	}
+	defer res.Body.Close()
+	dec := json.NewDecoder(res.Body)
+	for {
+		var m jsonstream.Message
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("build %s: %v", tag, err)
+		}
+		if m.Error != nil {
+			t.Fatalf("build %s: %s", tag, m.Error.Message)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = h.cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
+	})
+	return tag
+}
