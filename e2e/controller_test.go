@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/runtime/docker"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -299,4 +301,103 @@ func controllerImage(t *testing.T, h *harness) string {
 		_, _ = h.cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
 	})
 	return tag
+}
+
+// stopYAML: a controller whose worker runs until it is stopped, recording
+// its claim when it starts and the SIGTERM it gets.
+const stopYAML = `version: "1.0"
+orchestrator:
+  bid_timeout: 2s
+agents:
+  sleeper:
+    image: %[1]s
+    bidding_strategy: exclusive
+    consumes: ["GoalDefined"]
+    workspace: {mode: rw}
+    timeout: 15s
+    stop_grace: 6s
+    retry: {max_attempts: 1}
+    mode: controller
+    worker:
+      image: sett-example-writer:local
+      max_concurrent: 2
+      command: ["sh", "-c", "h=$(cat /etc/hostname); echo $SETT_CLAIM_ID > /workspace/runs/$h; trap 'echo term > /workspace/stopped/$h; exit 143' TERM; sleep 300 & wait"]
+`
+
+// TestControllerWorkerRemovedOnCancelAndTimeout: a worker still running
+// when its workflow is cancelled, or when its tool times out, is stopped
+// (it sees SIGTERM) and removed.
+func TestControllerWorkerRemovedOnCancelAndTimeout(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	s := newStack(t, h, fmt.Sprintf(stopYAML, controllerImage(t, h)))
+	for _, d := range []string{"runs", "stopped"} {
+		if err := os.Mkdir(filepath.Join(s.dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(s.dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mustUp()
+	ctx := context.Background()
+	workerOf := func(n int) string {
+		t.Helper()
+		var name string
+		eventually.True(t, 2*time.Minute, fmt.Sprintf("worker %d runs", n), func() bool {
+			entries, _ := os.ReadDir(filepath.Join(s.dir, "runs"))
+			if len(entries) < n {
+				return false
+			}
+			sort.Slice(entries, func(i, j int) bool { return modTime(entries[i]).Before(modTime(entries[j])) })
+			name = entries[n-1].Name()
+			return true
+		})
+		return name
+	}
+	gone := func(what, host string) {
+		t.Helper()
+		eventually.True(t, time.Minute, what+": worker "+host+" stopped and removed", func() bool {
+			_, err := h.cli.ContainerInspect(ctx, host, client.ContainerInspectOptions{})
+			return cerrdefs.IsNotFound(err)
+		})
+		if _, err := os.Stat(filepath.Join(s.dir, "stopped", host)); err != nil {
+			t.Errorf("%s: worker %s was removed without a SIGTERM first: %v", what, host, err)
+		}
+	}
+
+	cancelled := s.postGoal("cancel me")
+	first := workerOf(1)
+	ended, err := s.bb.EndWorkflow(ctx, cancelled, blackboard.WorkflowCancelled, "cancelled by the e2e test", blackboard.OperatorEpoch)
+	if err != nil || !ended {
+		t.Fatalf("cancel: %v, %v", ended, err)
+	}
+	start := time.Now()
+	gone("cancel", first)
+	t.Logf("cancelled worker removed %s after the cancel", time.Since(start).Round(time.Millisecond))
+
+	timedOut := s.postGoal("time out")
+	second := workerOf(2)
+	w := s.waitWorkflow(timedOut, 2*time.Minute)
+	if w.Status != blackboard.WorkflowFailed {
+		t.Errorf("workflow %s: %s (%s), want failed after the timeout", timedOut, w.Status, w.Outcome)
+	}
+	gone("timeout", second)
+
+	workers, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).
+		Add("label", docker.LabelInstance+"="+s.name).Add("label", docker.LabelComponent+"="+docker.ComponentWorker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers.Items) != 0 || first == second {
+		t.Errorf("%d worker containers left; workers %s and %s (want two distinct, none left)", len(workers.Items), first, second)
+	}
+}
+
+func modTime(e os.DirEntry) time.Time {
+	info, err := e.Info()
+	if err != nil {
+		return time.Time{}
+	}
+	return info.ModTime()
 }
