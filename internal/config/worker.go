@@ -117,3 +117,15 @@ func (a *AgentConfig) validateWorker(v *validator, p string) {
 		v.addf(p+".max_concurrent", "%d differs from worker.max_concurrent %d: in controller mode they are the same limit (write only worker.max_concurrent)", a.MaxConcurrent, a.Worker.MaxConcurrent)
 	}
 }
+
+// ControllerAgents returns the names of the agents in mode: controller,
+// sorted.
+func (c *Config) ControllerAgents() []string {
+	var out []string
+	for _, name := range c.AgentNames() {
+		if c.Agents[name].IsController() {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -256,3 +256,14 @@ func (s Spec) createOptions(name string, env []string, launcher string) client.C
 	}
 	return client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host}
 }
+
+// StopTimeoutFor is the Spec.StopTimeout for an agent's stop_grace: the
+// grace less two seconds, which the launcher keeps to remove its worker
+// after stopping it before the cub's SIGKILL; 0 for a grace of 2s or less.
+func StopTimeoutFor(stopGrace time.Duration) time.Duration {
+	const removal = 2 * time.Second
+	if stopGrace <= removal {
+		return 0
+	}
+	return stopGrace - removal
+}

@@ -160,3 +160,11 @@ func TestLauncherAlive(t *testing.T) {
 		}
 	}
 }
+
+func TestStopTimeoutFor(t *testing.T) {
+	for grace, want := range map[time.Duration]time.Duration{0: 0, time.Second: 0, 2 * time.Second: 0, 10 * time.Second: 8 * time.Second} {
+		if got := StopTimeoutFor(grace); got != want {
+			t.Errorf("StopTimeoutFor(%s) = %s, want %s", grace, got, want)
+		}
+	}
+}

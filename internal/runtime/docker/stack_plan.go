@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/moby/moby/api/types/mount"
 
@@ -277,7 +276,7 @@ func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
 			Labels: map[string]string{LabelInstance: p.Instance, LabelWorkspace: p.Workspace,
 				LabelComponent: ComponentWorker, LabelAgent: c.Agent},
 			NamePrefix:  c.Name + "-worker",
-			StopTimeout: workerStopTimeout(a.StopGrace.Std()),
+			StopTimeout: worker.StopTimeoutFor(a.StopGrace.Std()),
 			DockerHost:  "unix://" + containerDockerSocket,
 		}
 		for _, m := range c.Mounts {
@@ -296,27 +295,6 @@ func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
 		c.GroupAdd = []string{in.DockerSocket.Group}
 	}
 	return nil
-}
-
-// workerStopTimeout leaves the launcher two seconds of the cub's
-// stop_grace to remove its worker after stopping it.
-func workerStopTimeout(stopGrace time.Duration) time.Duration {
-	const removal = 2 * time.Second
-	if stopGrace <= removal {
-		return 0
-	}
-	return stopGrace - removal
-}
-
-// controllerAgents lists the agents in mode: controller, sorted.
-func controllerAgents(cfg *config.Config) []string {
-	var out []string
-	for _, name := range cfg.AgentNames() {
-		if cfg.Agents[name].IsController() {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // containers lists every container of the plan: Redis, the agents, the

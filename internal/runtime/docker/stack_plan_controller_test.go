@@ -115,14 +115,6 @@ func TestHostDockerSocket(t *testing.T) {
 	}
 }
 
-func TestWorkerStopTimeout(t *testing.T) {
-	for grace, want := range map[time.Duration]time.Duration{0: 0, time.Second: 0, 10 * time.Second: 8 * time.Second} {
-		if got := workerStopTimeout(grace); got != want {
-			t.Errorf("workerStopTimeout(%s) = %s, want %s", grace, got, want)
-		}
-	}
-}
-
 func TestWorkersAreNotComponents(t *testing.T) {
 	if got := componentName(map[string]string{LabelComponent: ComponentWorker, LabelAgent: "planner"}); got != "" {
 		t.Errorf("componentName(worker) = %q, want \"\" (List skips workers)", got)

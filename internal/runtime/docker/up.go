@@ -62,7 +62,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	}
 	in := planInput{OrchestratorImage: r.opts.OrchestratorImage, User: user, RedisPassword: pw.value}
 	if spec.Config != nil {
-		if ctl := controllerAgents(spec.Config); len(ctl) > 0 {
+		if ctl := spec.Config.ControllerAgents(); len(ctl) > 0 {
 			if in.DockerSocket, err = hostDockerSocket(cli.DaemonHost(), ctl); err != nil {
 				return nil, err
 			}
