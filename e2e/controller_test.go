@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -400,4 +401,104 @@ func modTime(e os.DirEntry) time.Time {
 		return time.Time{}
 	}
 	return info.ModTime()
+}
+
+// killYAML: a controller whose worker runs until it is stopped.
+const killYAML = `version: "1.0"
+orchestrator:
+  bid_timeout: 2s
+  lease_ttl: 5s
+agents:
+  sleeper:
+    image: %[1]s
+    bidding_strategy: exclusive
+    consumes: ["GoalDefined"]
+    workspace: {mode: rw}
+    mode: controller
+    worker:
+      image: sett-example-writer:local
+      command: ["sh", "-c", "echo $SETT_CLAIM_ID > /workspace/runs/$(cat /etc/hostname); trap 'exit 143' TERM; sleep 300 & wait"]
+`
+
+// TestKilledControllerNeverRunsAClaimInTwoWorkers: the worker of a
+// controller whose cub is killed outlives it (it is a container of its
+// own); the restarted controller removes it before its cub takes the
+// re-grant, so the claim runs again in a fresh worker, never in two at
+// once.
+func TestKilledControllerNeverRunsAClaimInTwoWorkers(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	s := newStack(t, h, fmt.Sprintf(killYAML, controllerImage(t, h)))
+	if err := os.Mkdir(filepath.Join(s.dir, "runs"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(s.dir, "runs"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s.mustUp()
+	ctx := context.Background()
+	running := func() []string {
+		list, err := h.cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).
+			Add("label", docker.LabelInstance+"="+s.name).Add("label", docker.LabelComponent+"="+docker.ComponentWorker)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range list.Items {
+			ids = append(ids, c.ID[:12])
+		}
+		if len(ids) > 1 {
+			t.Fatalf("%d workers of one claim run at once: %v", len(ids), ids)
+		}
+		return ids
+	}
+	wf := s.postGoal("sleep")
+	var first string
+	eventually.True(t, 2*time.Minute, "the first worker runs", func() bool {
+		ids := running()
+		if len(ids) == 1 {
+			first = ids[0]
+		}
+		return first != ""
+	})
+
+	pid1 := s.container("sleeper").Container.State.Pid
+	if err := syscall.Kill(pid1, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the controller's cub (host pid %d): %v", pid1, err)
+	}
+	killed := time.Now()
+	var second string
+	eventually.True(t, 2*time.Minute, "the old worker is removed and the claim runs in a new one", func() bool {
+		ids := running()
+		if len(ids) == 1 && ids[0] != first {
+			second = ids[0]
+		}
+		return second != ""
+	})
+	t.Logf("re-run in worker %s %s after the kill (first worker %s)", second, time.Since(killed).Round(time.Millisecond), first)
+	if _, err := h.cli.ContainerInspect(ctx, first, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Errorf("the killed controller's worker %s still exists (inspect: %v)", first, err)
+	}
+	runs, err := os.ReadDir(filepath.Join(s.dir, "runs"))
+	if err != nil || len(runs) != 2 {
+		t.Errorf("runs recorded: %d (%v), want 2: the first worker and the re-grant's", len(runs), err)
+	}
+
+	// Killed again, and the workflow cancelled at once: no grant comes
+	// back to run a launcher, so the sweep the controller container starts
+	// with is what removes the worker.
+	pid1 = s.container("sleeper").Container.State.Pid
+	if err := syscall.Kill(pid1, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the controller's cub again (host pid %d): %v", pid1, err)
+	}
+	if ended, err := s.bb.EndWorkflow(ctx, wf, blackboard.WorkflowCancelled, "cancelled by the e2e test", blackboard.OperatorEpoch); err != nil || !ended {
+		t.Fatalf("cancel: %v, %v", ended, err)
+	}
+	eventually.True(t, 2*time.Minute, "the restarted controller removes its predecessor's worker "+second, func() bool {
+		_, err := h.cli.ContainerInspect(ctx, second, client.ContainerInspectOptions{})
+		return cerrdefs.IsNotFound(err)
+	})
+	if runs, _ := os.ReadDir(filepath.Join(s.dir, "runs")); len(runs) != 2 {
+		t.Errorf("%d runs after the cancel, want still 2", len(runs))
+	}
 }

@@ -153,7 +153,8 @@ func (l *Launcher) stop(ctx context.Context, id string) {
 func (l *Launcher) remove(ctx context.Context, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, err := l.Client.ContainerRemove(cctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+	if _, err := l.Client.ContainerRemove(cctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		// (A conflict: someone, such as sett down, is removing it already.)
 		fmt.Fprintf(orDiscard(l.Stderr), "sett-worker: could not remove worker container %s (sett down removes it): %v\n", short(id), err)
 	}
 }

@@ -168,3 +168,26 @@ func TestStopTimeoutFor(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepArgs(t *testing.T) {
+	s := Sweep{Labels: map[string]string{"dev.sett.instance": "demo", "dev.sett.agent": "planner"}, DockerHost: "unix:///var/run/docker.sock",
+		Exec: []string{"/usr/local/bin/sett-cub", "--agent", "planner"}}
+	a := s.Args()
+	if a[0] != SweepCommand {
+		t.Fatalf("Args()[0] = %q, want %q", a[0], SweepCommand)
+	}
+	got, err := ParseSweepArgs(a[1:], io.Discard)
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip: %+v, %v; want %+v", got, err, s)
+	}
+	for _, bad := range [][]string{
+		{"--", "/usr/local/bin/sett-cub"},                    // no label: would sweep anyone's workers
+		{"--label=a=b", "--", "sett-cub"},                    // not an absolute path
+		{"--label=a=b"},                                      // nothing to exec
+		{"--label=novalue", "--", "/usr/local/bin/sett-cub"}, // not key=value
+	} {
+		if _, err := ParseSweepArgs(bad, io.Discard); !errors.Is(err, ErrUsage) {
+			t.Errorf("ParseSweepArgs(%q) = %v, want ErrUsage", bad, err)
+		}
+	}
+}

@@ -17,10 +17,12 @@ type containerSpec struct {
 	Name      string
 	Component string
 	Agent     string
-	// Image is the image reference; Cmd replaces its CMD when not empty.
-	Image string
-	Cmd   []string
-	Env   []string
+	// Image is the image reference; Cmd replaces its CMD and Entrypoint
+	// its ENTRYPOINT when not empty.
+	Image      string
+	Cmd        []string
+	Entrypoint []string
+	Env        []string
 	// User replaces the image's user when not empty ("uid:gid").
 	User   string
 	Mounts []mount.Mount
@@ -54,11 +56,12 @@ var loopback = netip.MustParseAddr("127.0.0.1")
 // instance network netName.
 func (s containerSpec) createOptions(netName string) client.ContainerCreateOptions {
 	cfg := &container.Config{
-		Image:  s.Image,
-		Cmd:    s.Cmd,
-		Env:    s.Env,
-		User:   s.User,
-		Labels: s.Labels,
+		Image:      s.Image,
+		Cmd:        s.Cmd,
+		Entrypoint: s.Entrypoint,
+		Env:        s.Env,
+		User:       s.User,
+		Labels:     s.Labels,
 	}
 	host := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(netName),

@@ -9,9 +9,12 @@ import (
 // Docker socket, and what its worker launcher dials.
 const containerDockerSocket = "/var/run/docker.sock"
 
-// launcherPath is the worker launcher (cmd/sett-worker) in a controller
-// agent's image; sett-cub:local carries it.
-const launcherPath = "/usr/local/bin/sett-worker"
+// launcherPath is the worker launcher (cmd/sett-worker) and cubPath the
+// cub in a controller agent's image; sett-cub:local carries both there.
+const (
+	launcherPath = "/usr/local/bin/sett-worker"
+	cubPath      = "/usr/local/bin/sett-cub"
+)
 
 // dockerSocket is the Docker socket of the host as the runtime hands it to
 // controller agents: its path on the host and the group that may use it.

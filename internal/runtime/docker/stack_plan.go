@@ -287,6 +287,12 @@ func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
 		// The cub of a controller agent takes its tool command from its
 		// arguments (cub.SettingsFrom leaves Command empty in this mode).
 		c.Cmd = append([]string{launcherPath}, ws.Args()...)
+		// The container starts with a sweep that removes the workers a
+		// killed predecessor (a restart after the cub died) left running,
+		// then execs the cub: a claim re-granted here never runs in two
+		// workers at once.
+		sweep := worker.Sweep{Labels: ws.Labels, DockerHost: ws.DockerHost, Exec: []string{cubPath}}
+		c.Entrypoint = append([]string{launcherPath}, sweep.Args()...)
 		// The narrow mount: the socket file only (not its directory),
 		// only here. Read-only keeps the file from being replaced; it
 		// does not limit the API, which is root-equivalent on the host.

@@ -94,7 +94,19 @@ func TestStackPlanController(t *testing.T) {
 	if got := ws.Args(); !slices.Equal(got, want.Args()) {
 		t.Errorf("worker spec:\n got %q\nwant %q", got, want.Args())
 	}
-	if opts := planner.createOptions("net"); !slices.Equal(opts.HostConfig.GroupAdd, []string{"998"}) {
+	sweep, err := worker.ParseSweepArgs(planner.Entrypoint[2:], io.Discard)
+	if err != nil || planner.Entrypoint[0] != launcherPath || planner.Entrypoint[1] != worker.SweepCommand {
+		t.Fatalf("controller entrypoint %q (%v), want %s sweep ...", planner.Entrypoint, err, launcherPath)
+	}
+	if !slices.Equal(sweep.Exec, []string{cubPath}) || sweep.DockerHost != want.DockerHost || len(sweep.Labels) != len(want.Labels) {
+		t.Errorf("sweep %+v: want the worker labels, then exec %s", sweep, cubPath)
+	}
+	for k, v := range want.Labels {
+		if sweep.Labels[k] != v {
+			t.Errorf("sweep label %s = %q, want %q", k, sweep.Labels[k], v)
+		}
+	}
+	if opts := planner.createOptions("net"); !slices.Equal(opts.HostConfig.GroupAdd, []string{"998"}) || !slices.Equal(opts.Config.Entrypoint, planner.Entrypoint) {
 		t.Errorf("create options drop the socket group: %q", opts.HostConfig.GroupAdd)
 	}
 }
