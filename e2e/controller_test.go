@@ -305,7 +305,8 @@ func controllerImage(t *testing.T, h *harness) string {
 }
 
 // stopYAML: a controller whose worker runs until it is stopped, recording
-// its claim when it starts and the SIGTERM it gets.
+// its claim when it starts and the SIGTERM it gets. The trap comes first:
+// the test cancels as soon as the run is recorded.
 const stopYAML = `version: "1.0"
 orchestrator:
   bid_timeout: 2s
@@ -322,7 +323,7 @@ agents:
     worker:
       image: sett-example-writer:local
       max_concurrent: 2
-      command: ["sh", "-c", "h=$(cat /etc/hostname); echo $SETT_CLAIM_ID > /workspace/runs/$h; trap 'echo term > /workspace/stopped/$h; exit 143' TERM; sleep 300 & wait"]
+      command: ["sh", "-c", "h=$(cat /etc/hostname); trap 'echo term > /workspace/stopped/$h; exit 143' TERM; echo $SETT_CLAIM_ID > /workspace/runs/$h; sleep 300 & wait"]
 `
 
 // TestControllerWorkerRemovedOnCancelAndTimeout: a worker still running
@@ -417,7 +418,7 @@ agents:
     mode: controller
     worker:
       image: sett-example-writer:local
-      command: ["sh", "-c", "echo $SETT_CLAIM_ID > /workspace/runs/$(cat /etc/hostname); trap 'exit 143' TERM; sleep 300 & wait"]
+      command: ["sh", "-c", "trap 'exit 143' TERM; echo $SETT_CLAIM_ID > /workspace/runs/$(cat /etc/hostname); sleep 300 & wait"]
 `
 
 // TestKilledControllerNeverRunsAClaimInTwoWorkers: the worker of a
