@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,7 +102,11 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 	}()
 	relayed := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(orDiscard(l.Stdout), orDiscard(l.Stderr), att.Reader)
+		out := orDiscard(l.Stdout)
+		if l.Spec.MaxOutput > 0 {
+			out = &cappedWriter{w: out, limit: l.Spec.MaxOutput, over: func() { l.remove(ctx, id) }}
+		}
+		_, err := stdcopy.StdCopy(out, orDiscard(l.Stderr), att.Reader)
 		relayed <- err
 	}()
 
@@ -221,4 +226,37 @@ func (l *Launcher) Close() error {
 		return nil
 	}
 	return l.Client.Close()
+}
+
+// errOverCap ends the relay of a worker whose stdout passed the cap.
+var errOverCap = errors.New("worker: stdout over the cap")
+
+// cappedWriter passes at most limit bytes to w. The first write beyond
+// calls over (which removes the worker) and only then passes one more
+// byte, which tells the cub the tool went over its cap: the cub kills the
+// launcher at once then, and the worker is already gone.
+type cappedWriter struct {
+	w       io.Writer
+	limit   int64
+	written int64
+	over    func()
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.written+int64(len(p)) <= c.limit {
+		n, err := c.w.Write(p)
+		c.written += int64(n)
+		return n, err
+	}
+	room := c.limit - c.written
+	if room > 0 {
+		n, err := c.w.Write(p[:room])
+		c.written += int64(n)
+		if err != nil {
+			return n, err
+		}
+	}
+	c.over()
+	_, _ = c.w.Write(p[room : room+1])
+	return int(room) + 1, errOverCap
 }

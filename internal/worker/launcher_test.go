@@ -242,3 +242,44 @@ func TestLeftoversOfAKilledLauncherAreRemoved(t *testing.T) {
 		t.Errorf("the cancelled Run left its worker: %v", ids)
 	}
 }
+
+// overCapCheck records whether the worker was gone when the byte past the
+// cap reached the launcher's stdout.
+type overCapCheck struct {
+	t        *testing.T
+	cli      *client.Client
+	spec     Spec
+	got      int64
+	leftover []string
+}
+
+func (w *overCapCheck) Write(p []byte) (int, error) {
+	if w.got <= w.spec.MaxOutput && w.got+int64(len(p)) > w.spec.MaxOutput {
+		w.leftover = containersOf(w.t, w.cli, w.spec)
+	}
+	w.got += int64(len(p))
+	return len(p), nil
+}
+
+// TestWorkerOverTheOutputCapIsRemovedFirst: the cub kills a tool whose
+// stdout passes max_output_bytes at once (SIGKILL), so the launcher must
+// have removed the worker before the first byte past the cap reaches the
+// cub.
+func TestWorkerOverTheOutputCapIsRemovedFirst(t *testing.T) {
+	cli := dockerClient(t)
+	s := testSpec(t, "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done")
+	s.MaxOutput = 4096
+	out := &overCapCheck{t: t, cli: cli, spec: s}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, _ = (&Launcher{Spec: s, Client: cli, Stdout: out}).Run(ctx)
+	if out.got != s.MaxOutput+1 {
+		t.Errorf("relayed %d bytes, want the cap %d plus one", out.got, s.MaxOutput)
+	}
+	if out.leftover != nil {
+		t.Errorf("the byte past the cap was relayed while the worker still existed: %v", out.leftover)
+	}
+	if ids := containersOf(t, cli, s); len(ids) != 0 {
+		t.Errorf("worker containers left: %v", ids)
+	}
+}

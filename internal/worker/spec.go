@@ -80,6 +80,12 @@ type Spec struct {
 	StopTimeout time.Duration
 	// DockerHost is the daemon's address; empty means DefaultDockerHost.
 	DockerHost string
+	// MaxOutput is the cub's cap on the tool's stdout (the agent's
+	// max_output_bytes); zero means none. A worker that writes more is
+	// removed by the launcher before the launcher passes the excess byte
+	// on: the cub kills a tool over its cap at once, and the worker must
+	// not outlive that.
+	MaxOutput int64
 }
 
 // Args renders s as the launcher's command line (without the program
@@ -135,6 +141,9 @@ func (s Spec) Args() []string {
 	if s.DockerHost != "" {
 		add("docker-host", s.DockerHost)
 	}
+	if s.MaxOutput > 0 {
+		add("max-output", strconv.FormatInt(s.MaxOutput, 10))
+	}
 	return append(append(a, "--"), s.Command...)
 }
 
@@ -167,6 +176,7 @@ func ParseArgs(args []string, usage io.Writer) (Spec, error) {
 	fs.StringVar(&s.NamePrefix, "name-prefix", "", "start of the container name")
 	fs.DurationVar(&s.StopTimeout, "stop-timeout", 0, "time between SIGTERM and SIGKILL when the worker is stopped")
 	fs.StringVar(&s.DockerHost, "docker-host", DefaultDockerHost, "the Docker daemon")
+	fs.Int64Var(&s.MaxOutput, "max-output", 0, "the cub's cap on stdout in bytes (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return Spec{}, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
@@ -179,8 +189,8 @@ func ParseArgs(args []string, usage io.Writer) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w: no command after the flags (write `sett-worker --image IMAGE [flags] -- COMMAND ARGS...`)", ErrUsage)
 	case math.IsNaN(cpus) || cpus < 0:
 		return Spec{}, fmt.Errorf("%w: --cpus %v is not a number of CPUs", ErrUsage, cpus)
-	case s.Memory < 0 || s.PidsLimit < 0 || s.StopTimeout < 0:
-		return Spec{}, fmt.Errorf("%w: --memory, --pids-limit and --stop-timeout must not be negative", ErrUsage)
+	case s.Memory < 0 || s.PidsLimit < 0 || s.StopTimeout < 0 || s.MaxOutput < 0:
+		return Spec{}, fmt.Errorf("%w: --memory, --pids-limit, --stop-timeout and --max-output must not be negative", ErrUsage)
 	}
 	s.NanoCPUs = int64(math.Round(cpus * 1e9))
 	if len(labels) > 0 {

@@ -30,6 +30,7 @@ func fullSpec() Spec {
 		NamePrefix:        "sett-demo-planner-worker",
 		StopTimeout:       5 * time.Second,
 		DockerHost:        "unix:///var/run/docker.sock",
+		MaxOutput:         4 << 20,
 	}
 }
 

@@ -278,6 +278,7 @@ func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
 			NamePrefix:  c.Name + "-worker",
 			StopTimeout: worker.StopTimeoutFor(a.StopGrace.Std()),
 			DockerHost:  "unix://" + containerDockerSocket,
+			MaxOutput:   a.MaxOutputBytes.Int64(),
 		}
 		for _, m := range c.Mounts {
 			if m.Type == mount.TypeTmpfs && strings.HasPrefix(m.Target, containerWorkspacePath+"/") {

@@ -87,6 +87,7 @@ func TestStackPlanController(t *testing.T) {
 		NanoCPUs: 500_000_000, Memory: 64 << 20, PidsLimit: planner.PidsLimit, ReadOnlyRoot: true,
 		Labels:     map[string]string{LabelInstance: "demo", LabelWorkspace: "/ws", LabelComponent: ComponentWorker, LabelAgent: "planner"},
 		NamePrefix: "sett-demo-agent-planner-worker", StopTimeout: 8 * time.Second, DockerHost: "unix:///var/run/docker.sock",
+		MaxOutput: 4 << 20,
 	}
 	if planner.PidsLimit == 0 || !planner.ReadOnlyRoot {
 		t.Errorf("the controller itself lost its hardening: pids %d read-only %v", planner.PidsLimit, planner.ReadOnlyRoot)

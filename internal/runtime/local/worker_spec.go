@@ -39,6 +39,7 @@ func workerSpec(spec runtime.UpSpec, agent string, a config.AgentConfig) worker.
 		NamePrefix:  "sett-" + spec.Name + "-" + agent + "-worker",
 		StopTimeout: worker.StopTimeoutFor(a.StopGrace.Std()),
 		DockerHost:  os.Getenv("DOCKER_HOST"),
+		MaxOutput:   a.MaxOutputBytes.Int64(),
 	}
 	if vp := cfg.Vault.ResolvedPath(filepath.Dir(spec.ConfigPath)); vp != "" {
 		if rel, err := filepath.Rel(spec.Workspace, vp); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
