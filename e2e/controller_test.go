@@ -33,7 +33,8 @@ import (
 // named by its hostname, which is its container id) before it execs the
 // real tool; the auditor also counts how many auditor workers are active
 // at once in /workspace/active and sleeps so that grants can overlap.
-// The bystander is an ordinary agent that must not get the socket.
+// The bystander is an ordinary agent (on the same image) that must not get
+// the socket.
 const controllerYAML = `version: "1.0"
 orchestrator:
   bid_timeout: 3s
@@ -68,8 +69,8 @@ agents:
       max_concurrent: 2
       command: ["sh", "-c", "%[2]s %[3]s exec sett-writer --type AuditNote"]
   bystander:
-    image: sett-example-writer:local
-    command: ["sett-writer", "--type", "Nothing"]
+    image: %[1]s
+    command: ["sh", "-c", "cat >/dev/null"]
     bidding_strategy: ignore
 `
 
@@ -83,8 +84,7 @@ const countActive = `touch /workspace/active/$h; ls /workspace/active | wc -l > 
 
 func TestControllerAgentsRunEachGrantInAFreshWorker(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	image := controllerImage(t, h)
+	h, image := controllerHarness(t, setup(t))
 	s := newStack(t, h, fmt.Sprintf(controllerYAML, image, recordRun, countActive))
 	for _, d := range []string{"runs", "active", "overlap"} {
 		if err := os.Mkdir(filepath.Join(s.dir, d), 0o777); err != nil {
@@ -244,41 +244,61 @@ func containsPrefix(list []string, prefix string) bool {
 	return false
 }
 
-// controllerImage builds the controllers' image: sett-cub:local with the
-// worker launcher of this tree, so the test runs the launcher it checks
-// whatever sett-cub:local was last built from (make images puts the same
-// file at the same path).
-func controllerImage(t *testing.T, h *harness) string {
+// controllerHarness returns a harness whose runtime runs this tree's
+// orchestrator, and the image for controller agents: this tree's cub and
+// worker launcher on sett-cub:local. The shared sett-*:local tags are
+// rebuilt by whoever works on this machine, from whatever tree they have;
+// a daemon without the mode and worker keys refuses the configuration, so
+// the test brings the binaries it checks (make images puts the same files
+// at the same paths).
+func controllerHarness(t *testing.T, h *harness) (*harness, string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sett-worker")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/sett-worker")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build sett-worker: %v\n%s", err, out)
+	dir := t.TempDir()
+	for name, pkg := range map[string]string{"sett-cub": "../cmd/cub", "sett-worker": "../cmd/sett-worker", "sett-orchestrator": "../cmd/orchestrator"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, name), pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
 	}
-	launcher, err := os.ReadFile(bin)
+	id := instanceName(t)[len("e2e-"):]
+	ctl := "sett-e2e-ctl-" + id + ":local"
+	buildWith(t, h, ctl, "FROM sett-cub:local\nCOPY sett-cub sett-worker /usr/local/bin/\n", dir, "sett-cub", "sett-worker")
+	orch := "sett-e2e-orch-" + id + ":local"
+	buildWith(t, h, orch, "FROM sett-orchestrator:local\nCOPY sett-orchestrator /usr/local/bin/\n", dir, "sett-orchestrator")
+	rt, err := docker.New(docker.Options{ReadyTimeout: 90 * time.Second, OrchestratorImage: orch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dockerfile := "FROM sett-cub:local\nCOPY sett-worker /usr/local/bin/sett-worker\n"
+	t.Cleanup(func() { _ = rt.Close() })
+	return &harness{cli: h.cli, rt: rt}, ctl
+}
+
+// buildWith builds tag from dockerfile with the named files of dir as its
+// context, and removes it at cleanup.
+func buildWith(t *testing.T, h *harness, tag, dockerfile, dir string, files ...string) {
+	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"sett-worker", 0o755, launcher}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+	add := func(name string, mode int64, data []byte) {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tw.Write(f.data); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			t.Fatal(err)
 		}
+	}
+	add("Dockerfile", 0o644, []byte(dockerfile))
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(f, 0o755, data)
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tag := "sett-e2e-" + instanceName(t)[len("e2e-"):] + ":local"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := h.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
@@ -301,7 +321,6 @@ func controllerImage(t *testing.T, h *harness) string {
 	t.Cleanup(func() {
 		_, _ = h.cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
 	})
-	return tag
 }
 
 // stopYAML: a controller whose worker runs until it is stopped, recording
@@ -331,8 +350,8 @@ agents:
 // (it sees SIGTERM) and removed.
 func TestControllerWorkerRemovedOnCancelAndTimeout(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	s := newStack(t, h, fmt.Sprintf(stopYAML, controllerImage(t, h)))
+	h, image := controllerHarness(t, setup(t))
+	s := newStack(t, h, fmt.Sprintf(stopYAML, image))
 	for _, d := range []string{"runs", "stopped"} {
 		if err := os.Mkdir(filepath.Join(s.dir, d), 0o777); err != nil {
 			t.Fatal(err)
@@ -428,8 +447,8 @@ agents:
 // once.
 func TestKilledControllerNeverRunsAClaimInTwoWorkers(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	s := newStack(t, h, fmt.Sprintf(killYAML, controllerImage(t, h)))
+	h, image := controllerHarness(t, setup(t))
+	s := newStack(t, h, fmt.Sprintf(killYAML, image))
 	if err := os.Mkdir(filepath.Join(s.dir, "runs"), 0o777); err != nil {
 		t.Fatal(err)
 	}
