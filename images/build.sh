@@ -3,7 +3,8 @@
 # scratch (or from sett-cub:local) and holds static binaries.
 #
 #   sett-orchestrator:local        the orchestrator on scratch
-#   sett-cub:local                 the cub + a static busybox shell: base of agent images
+#   sett-cub:local                 the cub + the worker launcher (sett-worker, for agents in
+#                                  mode: controller) + a static busybox shell: base of agent images
 #   sett-example-writer:local      sett-cub:local + agents/writer
 #   sett-example-reviewer:local    sett-cub:local + agents/reviewer
 #   sett-agent-llm:local           sett-cub:local + agents/llm + the host's CA bundle
@@ -18,7 +19,7 @@
 # Usage: images/build.sh [orchestrator|cub|agents|llm|fakellm|coder|redis ...]   (default: all)
 #
 # Environment:
-#   SETT_BIN          directory holding sett-orchestrator, sett-cub, sett-writer,
+#   SETT_BIN          directory holding sett-orchestrator, sett-cub, sett-worker, sett-writer,
 #                     sett-reviewer, sett-agent-llm, sett-fake-llm and sett-coder built
 #                     with CGO_ENABLED=0 (make passes bin/); empty: build them into a
 #                     temporary directory
@@ -172,6 +173,9 @@ build_cub() {
 		log "WARNING: no static busybox found (install busybox-static or set SETT_BUSYBOX): sett-cub:local has no shell"
 	fi
 	cp "$(binary sett-cub ./cmd/cub)" "$ctx/sett-cub"
+	# The launcher of controller agents: its own binary, so that the cub
+	# never links the Docker SDK (it only runs in controller containers).
+	cp "$(binary sett-worker ./cmd/sett-worker)" "$ctx/sett-worker"
 	cp "$ROOT/images/cub/Dockerfile" "$ctx/Dockerfile"
 	build_image sett-cub:local "$ctx"
 }

@@ -223,6 +223,15 @@ type AgentConfig struct {
 
 	// Retry says how failed runs of the agent's tool are retried (SPEC §8).
 	Retry RetryConfig `yaml:"retry"`
+
+	// Mode is "" (the cub runs the tool itself) or controller (the cub
+	// runs each granted claim in a fresh worker container; SPEC §8).
+	// Default "".
+	Mode AgentMode `yaml:"mode"`
+
+	// Worker configures the worker containers of a controller agent; it
+	// must stay empty otherwise. See worker.go.
+	Worker WorkerConfig `yaml:"worker"`
 }
 
 // WorkspaceConfig says how an agent's tool sees the workspace.

@@ -90,6 +90,7 @@ func (c *Config) ApplyDefaults() {
 		setDefault(c, &a.MaxConcurrent, DefaultMaxConcurrent, p+".max_concurrent")
 		setDefault(c, &a.MaxOutputBytes, DefaultMaxOutputBytes, p+".max_output_bytes")
 		a.Retry.applyDefaults(c, p+".retry")
+		a.applyWorkerDefaults(c, p)
 		c.Agents[name] = a
 	}
 

@@ -560,7 +560,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "bad.yml")
-	if err := os.WriteFile(bad, withLines(`    mode: rw`), 0o600); err != nil {
+	if err := os.WriteFile(bad, withLines(`    workspace_mode: rw`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -572,7 +572,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{name: "valid", path: good},
 		{name: "missing", path: filepath.Join(dir, "nope.yml"), wantErr: fs.ErrNotExist, wantMsg: "config: open "},
-		{name: "invalid names the path", path: bad, wantErr: ErrUnknownKey, wantMsg: "config: " + bad + ":5: unknown key \"mode\""},
+		{name: "invalid names the path", path: bad, wantErr: ErrUnknownKey, wantMsg: "config: " + bad + ":5: unknown key \"workspace_mode\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -191,6 +191,7 @@ func (a *AgentConfig) validate(v *validator, p string) {
 	}
 	a.Review.validate(v, p+".review")
 	a.Retry.validate(v, p+".retry")
+	a.validateWorker(v, p)
 }
 
 func (r *RedisConfig) validate(v *validator, p string) {

@@ -60,6 +60,13 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 	if !ok {
 		return Settings{}, false
 	}
+	command := a.Command
+	if a.IsController() {
+		// A controller's tool is the worker launcher, which the runtime
+		// passes as the cub's arguments with the worker's whole spec;
+		// a.Command is what the worker container runs.
+		command = nil
+	}
 	return Settings{
 		Agent:             agent,
 		Role:              a.Role,
@@ -68,7 +75,7 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		BidOnOwnOutputs:   a.BidOnOwnOutputs,
 		BidScript:         a.BidScript,
 		BidScriptTimeout:  a.BidScriptTimeout.Std(),
-		Command:           a.Command,
+		Command:           command,
 		Environment:       a.Environment,
 		Workspace:         workspace,
 		ToolTimeout:       a.Timeout.Std(),

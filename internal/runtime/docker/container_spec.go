@@ -17,10 +17,12 @@ type containerSpec struct {
 	Name      string
 	Component string
 	Agent     string
-	// Image is the image reference; Cmd replaces its CMD when not empty.
-	Image string
-	Cmd   []string
-	Env   []string
+	// Image is the image reference; Cmd replaces its CMD and Entrypoint
+	// its ENTRYPOINT when not empty.
+	Image      string
+	Cmd        []string
+	Entrypoint []string
+	Env        []string
 	// User replaces the image's user when not empty ("uid:gid").
 	User   string
 	Mounts []mount.Mount
@@ -42,6 +44,9 @@ type containerSpec struct {
 	Labels       map[string]string
 	// Aliases are extra DNS names on the instance network.
 	Aliases []string
+	// GroupAdd are extra groups of the container's user (the Docker
+	// socket's group, for a controller agent).
+	GroupAdd []string
 }
 
 // loopback is where published ports listen: never on other interfaces.
@@ -51,11 +56,12 @@ var loopback = netip.MustParseAddr("127.0.0.1")
 // instance network netName.
 func (s containerSpec) createOptions(netName string) client.ContainerCreateOptions {
 	cfg := &container.Config{
-		Image:  s.Image,
-		Cmd:    s.Cmd,
-		Env:    s.Env,
-		User:   s.User,
-		Labels: s.Labels,
+		Image:      s.Image,
+		Cmd:        s.Cmd,
+		Entrypoint: s.Entrypoint,
+		Env:        s.Env,
+		User:       s.User,
+		Labels:     s.Labels,
 	}
 	host := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(netName),
@@ -65,6 +71,7 @@ func (s containerSpec) createOptions(netName string) client.ContainerCreateOptio
 		Resources:      container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
 		ReadonlyRootfs: s.ReadOnlyRoot,
 		Tmpfs:          s.Tmpfs,
+		GroupAdd:       s.GroupAdd,
 	}
 	if s.PidsLimit > 0 {
 		limit := s.PidsLimit

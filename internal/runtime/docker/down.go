@@ -15,7 +15,8 @@ import (
 
 // Down stops and removes the instance's containers and network, found by
 // their labels: the agents and the orchestrator first (each gets
-// Options.StopTimeout after SIGTERM), Redis last, so that the daemons
+// Options.StopTimeout after SIGTERM), then any worker container a
+// controller agent left, Redis last, so that the daemons
 // leave cleanly. The Redis volume and the saved password stay unless
 // purge. Down on an instance that has nothing left is not an error.
 //
@@ -32,18 +33,23 @@ func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) er
 	if err != nil {
 		return fmt.Errorf("docker: list containers of %s: %w", rec.Name, err)
 	}
-	var daemons, redis []string
+	var daemons, workers, redis []string
 	for _, c := range list.Items {
-		if c.Labels[LabelComponent] == ComponentRedis {
+		switch c.Labels[LabelComponent] {
+		case ComponentRedis:
 			redis = append(redis, c.ID)
-		} else {
+		case ComponentWorker:
+			workers = append(workers, c.ID)
+		default:
 			daemons = append(daemons, c.ID)
 		}
 	}
 	var errs []error
-	for _, stage := range [][]string{daemons, redis} {
-		errs = append(errs, r.stopAll(ctx, cli, stage)...)
-	}
+	errs = append(errs, r.stopAll(ctx, cli, daemons)...)
+	// Stopping a controller stops its launchers, which remove their own
+	// workers; what is left (a killed launcher's) goes now.
+	errs = append(errs, removeWorkers(ctx, cli, workers)...)
+	errs = append(errs, r.stopAll(ctx, cli, redis)...)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -94,6 +100,29 @@ func (r *Runtime) stopAll(ctx context.Context, cli *client.Client, ids []string)
 			if err := removeContainer(ctx, cli, id); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("docker: %w", err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// removeWorkers force-removes worker containers concurrently. A worker
+// that is gone, or whose removal its launcher already started (a
+// conflict: the daemon finishes it), is no error.
+func removeWorkers(ctx context.Context, cli *client.Client, ids []string) []error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("docker: remove worker container %s: %w", id, err))
 				mu.Unlock()
 			}
 		}()

@@ -13,9 +13,9 @@ import (
 const (
 	// LabelInstance is the instance name (containers, network, volume).
 	LabelInstance = "dev.sett.instance"
-	// LabelComponent is redis, orchestrator or agent (containers).
+	// LabelComponent is redis, orchestrator, agent or worker (containers).
 	LabelComponent = "dev.sett.component"
-	// LabelAgent is the agent name (agent containers).
+	// LabelAgent is the agent name (agent and worker containers).
 	LabelAgent = "dev.sett.agent"
 	// LabelWorkspace is the absolute workspace path (containers, network,
 	// volume).
@@ -28,6 +28,10 @@ const (
 	ComponentRedis        = "redis"
 	ComponentOrchestrator = "orchestrator"
 	ComponentAgent        = "agent"
+	// ComponentWorker marks the ephemeral worker containers of a
+	// controller agent: Down removes them with the rest, List does not
+	// count them as components.
+	ComponentWorker = "worker"
 )
 
 // Container ports of the daemons and of Redis.
@@ -95,8 +99,11 @@ func baseLabels(instance, workspace string) map[string]string {
 // componentName is the name a container has in the record and in Logs:
 // the agent name for agents, else the component.
 func componentName(labels map[string]string) string {
-	if labels[LabelComponent] == ComponentAgent {
+	switch labels[LabelComponent] {
+	case ComponentAgent:
 		return labels[LabelAgent]
+	case ComponentWorker:
+		return "" // a grant's container, not a component of the instance
 	}
 	return labels[LabelComponent]
 }

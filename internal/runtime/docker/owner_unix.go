@@ -69,3 +69,16 @@ func checkAccess(user, path string, write bool) string {
 	}
 	return fmt.Sprintf("user %s cannot %s %s (mode %s, owner %d:%d)", user, what, path, st.Mode().Perm(), sys.Uid, sys.Gid)
 }
+
+// fileGroup returns the group id (as a string) that owns path.
+func fileGroup(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", fmt.Errorf("no owner information for %s", path)
+	}
+	return strconv.FormatUint(uint64(sys.Gid), 10), nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/internal/worker"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -47,6 +48,9 @@ type planInput struct {
 	User string
 	// RedisPassword is the password for the Redis Up starts.
 	RedisPassword string
+	// DockerSocket is the host's Docker socket, handed to controller
+	// agents (and to no other container); zero when there are none.
+	DockerSocket dockerSocket
 }
 
 // newStackPlan checks spec and lays out the instance. Errors wrap
@@ -162,7 +166,9 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			return nil, fmt.Errorf("%w: agents.%s.image is empty: the docker runtime runs every agent from an image (see images/README.md), or use `sett up --runtime local`", ErrInvalidSpec, name)
 		}
 		use(a.Image, "agents."+name+".image")
-		if len(a.Command) == 0 {
+		if a.IsController() {
+			use(a.Worker.Image, "agents."+name+".worker.image")
+		} else if len(a.Command) == 0 {
 			p.CmdFromImage[name] = a.Image
 		}
 		mode := a.Workspace.Mode
@@ -231,10 +237,71 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			}
 		}
 	}
+	if err := p.planControllers(cfg, in); err != nil {
+		return nil, err
+	}
 	for img := range p.Images {
 		sort.Strings(p.Images[img])
 	}
 	return p, nil
+}
+
+// planControllers turns the containers of controller agents into worker
+// launchers: the tool command is sett-worker with the worker container's
+// whole spec, and the container alone gets the Docker socket. It runs last,
+// once every mount of the agents is known: a worker hides what its
+// controller's view of the workspace hides.
+func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
+	for i := range p.Agents {
+		c := &p.Agents[i]
+		a, _ := cfg.Agent(c.Agent)
+		if !a.IsController() {
+			continue
+		}
+		if in.DockerSocket.Path == "" {
+			return fmt.Errorf("%w: agents.%s runs in mode: controller but no Docker socket was found to hand to it", ErrInvalidSpec, c.Agent)
+		}
+		ws := worker.Spec{
+			Image:             a.Worker.Image,
+			Command:           a.WorkerCommand(),
+			User:              c.User,
+			Network:           p.Network,
+			Workspace:         p.Workspace,
+			WorkspaceTarget:   containerWorkspacePath,
+			WorkspaceReadOnly: a.Workspace.Mode != config.WorkspaceReadWrite,
+			NanoCPUs:          c.NanoCPUs,
+			Memory:            c.Memory,
+			PidsLimit:         c.PidsLimit,
+			ReadOnlyRoot:      c.ReadOnlyRoot,
+			Labels: map[string]string{LabelInstance: p.Instance, LabelWorkspace: p.Workspace,
+				LabelComponent: ComponentWorker, LabelAgent: c.Agent},
+			NamePrefix:  c.Name + "-worker",
+			StopTimeout: worker.StopTimeoutFor(a.StopGrace.Std()),
+			DockerHost:  "unix://" + containerDockerSocket,
+			MaxOutput:   a.MaxOutputBytes.Int64(),
+		}
+		for _, m := range c.Mounts {
+			if m.Type == mount.TypeTmpfs && strings.HasPrefix(m.Target, containerWorkspacePath+"/") {
+				ws.Masks = append(ws.Masks, m.Target)
+			}
+		}
+		// The cub of a controller agent takes its tool command from its
+		// arguments (cub.SettingsFrom leaves Command empty in this mode).
+		c.Cmd = append([]string{launcherPath}, ws.Args()...)
+		// The container starts with a sweep that removes the workers a
+		// killed predecessor (a restart after the cub died) left running,
+		// then execs the cub: a claim re-granted here never runs in two
+		// workers at once.
+		sweep := worker.Sweep{Labels: ws.Labels, DockerHost: ws.DockerHost, Exec: []string{cubPath}}
+		c.Entrypoint = append([]string{launcherPath}, sweep.Args()...)
+		// The narrow mount: the socket file only (not its directory),
+		// only here. Read-only keeps the file from being replaced; it
+		// does not limit the API, which is root-equivalent on the host.
+		c.Mounts = append(c.Mounts, mount.Mount{Type: mount.TypeBind, Source: in.DockerSocket.Path,
+			Target: containerDockerSocket, ReadOnly: true})
+		c.GroupAdd = []string{in.DockerSocket.Group}
+	}
+	return nil
 }
 
 // containers lists every container of the plan: Redis, the agents, the

@@ -11,6 +11,7 @@ import (
 const (
 	orchestratorProgram = "sett-orchestrator"
 	cubProgram          = "sett-cub"
+	workerProgram       = "sett-worker"
 	redisProgram        = "redis-server"
 )
 
@@ -20,6 +21,7 @@ type binaries struct {
 	orchestrator string
 	cub          string
 	redis        string // "" with an external Redis
+	worker       string // "" without controller agents
 }
 
 // executable returns the sett binary: Runtime.Executable, else the running
@@ -44,8 +46,9 @@ func (r *Runtime) lookPath(name string) (string, error) {
 
 // findBinaries locates the programs: the daemons next to the sett
 // executable first (`make build` puts them together in bin/), else on
-// PATH; redis-server on PATH unless Redis is external.
-func (r *Runtime) findBinaries(needRedis bool) (binaries, error) {
+// PATH; redis-server on PATH unless Redis is external; the worker
+// launcher the same way when there are controller agents.
+func (r *Runtime) findBinaries(needRedis, needWorker bool) (binaries, error) {
 	var b binaries
 	exe, err := r.executable()
 	if err != nil {
@@ -55,10 +58,17 @@ func (r *Runtime) findBinaries(needRedis bool) (binaries, error) {
 		return b, fmt.Errorf("%w: the sett executable %s is not an executable file", ErrBinaryNotFound, exe)
 	}
 	b.sett = exe
-	for _, p := range []struct {
+	progs := []struct {
 		name string
 		dst  *string
-	}{{orchestratorProgram, &b.orchestrator}, {cubProgram, &b.cub}} {
+	}{{orchestratorProgram, &b.orchestrator}, {cubProgram, &b.cub}}
+	if needWorker {
+		progs = append(progs, struct {
+			name string
+			dst  *string
+		}{workerProgram, &b.worker})
+	}
+	for _, p := range progs {
 		next := filepath.Join(filepath.Dir(exe), p.name)
 		if isExecutableFile(next) {
 			*p.dst = next
@@ -66,7 +76,7 @@ func (r *Runtime) findBinaries(needRedis bool) (binaries, error) {
 		}
 		found, err := r.lookPath(p.name)
 		if err != nil {
-			return b, fmt.Errorf("%w: %s is neither next to %s nor on PATH: run `make build` (it puts sett, sett-orchestrator and sett-cub together in bin/)",
+			return b, fmt.Errorf("%w: %s is neither next to %s nor on PATH: run `make build` (it puts sett, sett-orchestrator, sett-cub and sett-worker together in bin/)",
 				ErrBinaryNotFound, p.name, exe)
 		}
 		if *p.dst, err = filepath.Abs(found); err != nil {

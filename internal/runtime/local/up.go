@@ -88,7 +88,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	}
 	cfg := spec.Config
 	external := cfg.Services.Redis.URL != ""
-	bins, err := r.findBinaries(!external)
+	bins, err := r.findBinaries(!external, len(cfg.ControllerAgents()) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func checkSpec(spec *runtime.UpSpec) error {
 	var problems []string
 	for _, name := range spec.Config.AgentNames() {
 		a := spec.Config.Agents[name]
-		if len(a.Command) == 0 {
+		if len(a.Command) == 0 && !a.IsController() { // a controller's worker command is checked by config
 			problems = append(problems, fmt.Sprintf("agents.%s.command is empty: the local runtime runs the tool on this machine and needs its command (only the Docker runtime can use an image's CMD)", name))
 		}
 	}
@@ -339,8 +339,14 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			"SETT_RUN_DIR":   filepath.Join(u.sd.path(), "run", agent),
 			"SETT_TOOL_HIDE": strings.Join(toolHiddenDirs(u.spec.Workspace), string(os.PathListSeparator)),
 		})
+		argv := []string{u.bins.cub}
+		if a := cfg.Agents[agent]; a.IsController() {
+			// The cub takes its tool, the worker launcher, from its
+			// arguments (cub.SettingsFrom leaves Command empty).
+			argv = append(append(argv, "--", u.bins.worker), workerSpec(u.spec, agent, a).Args()...)
+		}
 		plan.Components = append(plan.Components, PlanComponent{
-			Name: agent, Stage: stageCubs, Argv: []string{u.bins.cub}, Env: env, Secrets: secretsFor(agent), Dir: u.spec.Workspace,
+			Name: agent, Stage: stageCubs, Argv: argv, Env: env, Secrets: secretsFor(agent), Dir: u.spec.Workspace,
 			LogPath: u.sd.logPath(agent), HTTPAddr: addr,
 		})
 	}
