@@ -109,7 +109,14 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 				Str("type", ev.Field("type")).Str("event", string(blackboard.EventApprovalRequested)).Msg("waiting for approval")
 			return nil
 		}
-		c.advancer.TimerArmedFunc(c.set.BidTimeout)
+		wake := c.set.BidTimeout
+		if nc.GrantPlan != nil && nc.GrantPlan.LeaseCheck < wake {
+			// The last bid may grant in its own script and arm the lease
+			// check there, out of this loop's sight: wake by then so a
+			// lost lease is noticed on time, not at the next maxTimerSleep.
+			wake = nc.GrantPlan.LeaseCheck
+		}
+		c.advancer.TimerArmedFunc(wake)
 		c.log.Debug().Str("claim_id", id).Str("artefact_id", ev.ArtefactID).Str("workflow_id", ev.WorkflowID).
 			Strs("bidders", bidders).Msg("claim created")
 	}
