@@ -10,10 +10,14 @@ import (
 )
 
 // slowPipeline is the three-phase pipeline with a coder that takes a
-// second, so that workflows are in flight when the master dies.
+// second, so that workflows are in flight when the master dies. The bid
+// deadline outlasts the failover (≈2 s until the replica is promoted):
+// what Sett promises is that an outage shorter than bid_timeout changes
+// nothing; with a shorter deadline a claim created just before the kill
+// rightly ends as a dead end (its bids could not land in time).
 const slowPipeline = `version: "1.0"
 orchestrator:
-  bid_timeout: 2s
+  bid_timeout: 10s
   lease_ttl: 3s
 agents:
   planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
