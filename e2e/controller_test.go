@@ -275,8 +275,8 @@ func controllerHarness(t *testing.T, h *harness) (*harness, string) {
 }
 
 // buildWith builds tag from dockerfile with the named files of dir as its
-// context, and removes it at cleanup.
-func buildWith(t *testing.T, h *harness, tag, dockerfile, dir string, files ...string) {
+// context (none: the Dockerfile alone), and removes it at cleanup.
+func buildWith(t testing.TB, h *harness, tag, dockerfile, dir string, files ...string) {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
 	"github.com/settdev/sett/internal/config"
@@ -311,38 +306,7 @@ func (h *harness) leftovers(t testing.TB, name string) []string {
 // cleanup.
 func (h *harness) buildImage(t testing.TB, tag, dockerfile string) {
 	t.Helper()
-	ctx := context.Background()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write([]byte(dockerfile)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := h.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
-	if err != nil {
-		t.Fatalf("build %s: %v", tag, err)
-	}
-	defer res.Body.Close()
-	dec := json.NewDecoder(res.Body)
-	for {
-		var m jsonstream.Message
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("build %s: %v", tag, err)
-		}
-		if m.Error != nil {
-			t.Fatalf("build %s: %s", tag, m.Error.Message)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = h.cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
-	})
+	buildWith(t, h, tag, dockerfile, "")
 }
 
 // passwordOf returns the password of a redis:// URL.
