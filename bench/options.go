@@ -104,10 +104,13 @@ func SmokeOptions() Options {
 		HoardArtefacts:  300, HoardSamples: 10,
 		IdleWindow:       time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
-		LLMAgentSamples:    3,
-		RecoverySamples:    2,
-		VaultSamples:       3,
-		RetentionWorkflows: 20,
+		LLMAgentSamples: 3,
+		RecoverySamples: 2,
+		VaultSamples:    3,
+		// Enough finished workflows that what retention frees (≈7.6 KB
+		// each) outweighs allocator noise (tens of KB): with 20 the
+		// on/off comparison of TestRetentionScenario was a coin toss.
+		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
 	}
 }
