@@ -2,6 +2,8 @@ package redistest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -26,7 +28,16 @@ type SentinelSet struct {
 // until the replica is in sync and the sentinel knows it. The caller must
 // Stop it.
 func NewSentinelSet(password, sentinelPassword string) (*SentinelSet, error) {
-	s := &SentinelSet{MasterName: "sett-master", Password: password, SentinelPassword: sentinelPassword}
+	// A master name of its own: sentinels gossip master configurations by
+	// name (hello messages on every instance they monitor), so two sets
+	// of parallel tests naming the same master could take each other's
+	// failovers once a killed server's port is reused by the other set:
+	// the daemons then follow a foreign master holding none of their keys.
+	var suffix [4]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return nil, fmt.Errorf("redistest: master name: %w", err)
+	}
+	s := &SentinelSet{MasterName: "sett-master-" + hex.EncodeToString(suffix[:]), Password: password, SentinelPassword: sentinelPassword}
 	var err error
 	common := []string{"masterauth " + password, "repl-diskless-sync yes", "repl-diskless-sync-delay 0"}
 	if s.Master, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec", Extra: common}); err != nil {
