@@ -33,7 +33,7 @@ func NewClusterWith(masters int, password string, node ServerOptions) (*Cluster,
 	}
 	c := &Cluster{Password: password}
 	for i := 0; i < masters; i++ {
-		busPort, err := freePort()
+		busPort, err := FreePort()
 		if err != nil {
 			c.Stop()
 			return nil, err

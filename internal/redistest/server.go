@@ -80,7 +80,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		extra: opts.Extra, tls: opts.TLS, sentinel: opts.Sentinel}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -261,12 +261,3 @@ func (s *Server) Pid() int {
 
 // Dir is the server's data directory.
 func (s *Server) Dir() string { return filepath.Clean(s.dir) }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("redistest: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
