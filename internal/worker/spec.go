@@ -194,16 +194,26 @@ func ParseArgs(args []string, usage io.Writer) (Spec, error) {
 	}
 	s.NanoCPUs = int64(math.Round(cpus * 1e9))
 	if len(labels) > 0 {
-		s.Labels = make(map[string]string, len(labels))
-		for _, kv := range labels {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return Spec{}, fmt.Errorf("%w: --label %q is not key=value", ErrUsage, kv)
-			}
-			s.Labels[k] = v
+		var err error
+		if s.Labels, err = parseLabels(labels); err != nil {
+			return Spec{}, err
 		}
 	}
 	return s, nil
+}
+
+// parseLabels turns --label key=value flags into a map; the launcher and
+// the sweep read them the same way.
+func parseLabels(labels []string) (map[string]string, error) {
+	out := make(map[string]string, len(labels))
+	for _, kv := range labels {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%w: --label %q is not key=value", ErrUsage, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // createOptions is the ContainerCreate request for one worker named name

@@ -68,13 +68,9 @@ func ParseSweepArgs(args []string, usage io.Writer) (Sweep, error) {
 	if len(labels) == 0 {
 		return Sweep{}, fmt.Errorf("%w: sweep needs at least one --label (without one it cannot tell the agent's workers from anyone else's)", ErrUsage)
 	}
-	s.Labels = make(map[string]string, len(labels))
-	for _, kv := range labels {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return Sweep{}, fmt.Errorf("%w: --label %q is not key=value", ErrUsage, kv)
-		}
-		s.Labels[k] = v
+	var err error
+	if s.Labels, err = parseLabels(labels); err != nil {
+		return Sweep{}, err
 	}
 	return s, nil
 }
