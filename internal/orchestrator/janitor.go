@@ -110,6 +110,19 @@ func (j *Janitor) Run(ctx context.Context) error {
 func (j *Janitor) Pass(ctx context.Context, dryRun bool) (JanitorReport, error) {
 	var rep JanitorReport
 	var errs []error
+	// The events stream grows with the work, whatever the purge does: it is
+	// trimmed first, and again while a long purge runs, so that its bound
+	// holds within about one Interval even when a pass takes longer.
+	trimmed := time.Now()
+	trim := func() {
+		if j.ret.EventsMaxLen > 0 || j.ret.EventsMaxAge > 0 {
+			n, err := j.bb.TrimEvents(ctx, j.ret.EventsMaxLen, j.ret.EventsMaxAge, dryRun)
+			rep.Events += n
+			errs = append(errs, err)
+			trimmed = time.Now()
+		}
+	}
+	trim()
 	if j.ret.Workflows > 0 {
 		ids, err := j.bb.FinishedWorkflows(ctx, j.ret.Workflows, j.ret.Batch)
 		errs = append(errs, err)
@@ -130,12 +143,10 @@ func (j *Janitor) Pass(ctx context.Context, dryRun bool) (JanitorReport, error) 
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
 			}
+			if !dryRun && time.Since(trimmed) >= j.ret.Interval {
+				trim()
+			}
 		}
-	}
-	if j.ret.EventsMaxLen > 0 || j.ret.EventsMaxAge > 0 {
-		n, err := j.bb.TrimEvents(ctx, j.ret.EventsMaxLen, j.ret.EventsMaxAge, dryRun)
-		rep.Events = n
-		errs = append(errs, err)
 	}
 	if j.ret.ConsumerIdle > 0 {
 		gone, err := j.bb.ReapConsumers(ctx, j.ret.ConsumerIdle, dryRun)

@@ -190,20 +190,20 @@ func (c *Client) TrimEvents(ctx context.Context, maxLen int64, maxAge time.Durat
 			}
 			removed += n
 		} else {
-			octx, cancel := c.op(ctx)
-			n, err := c.rdb.XTrimMinIDApprox(octx, stream, minID, 0).Result()
-			cancel()
-			if err != nil {
-				return 0, fmt.Errorf("blackboard: trim events before %s: %w", minID, err)
-			}
+			n, err := c.trimUntilDone(ctx, func(ctx context.Context) *redis.IntCmd {
+				return c.rdb.XTrimMinIDApprox(ctx, stream, minID, 0)
+			})
 			removed += n
+			if err != nil {
+				return removed, fmt.Errorf("blackboard: trim events before %s: %w", minID, err)
+			}
 		}
 	}
 	if maxLen > 0 {
-		octx, cancel := c.op(ctx)
-		defer cancel()
 		if dryRun {
+			octx, cancel := c.op(ctx)
 			n, err := c.rdb.XLen(octx, stream).Result()
+			cancel()
 			if err != nil {
 				return 0, fmt.Errorf("blackboard: length of events: %w", err)
 			}
@@ -211,14 +211,37 @@ func (c *Client) TrimEvents(ctx context.Context, maxLen int64, maxAge time.Durat
 				removed += over
 			}
 		} else {
-			n, err := c.rdb.XTrimMaxLenApprox(octx, stream, maxLen, 0).Result()
-			if err != nil {
-				return 0, fmt.Errorf("blackboard: trim events to %d: %w", maxLen, err)
-			}
+			n, err := c.trimUntilDone(ctx, func(ctx context.Context) *redis.IntCmd {
+				return c.rdb.XTrimMaxLenApprox(ctx, stream, maxLen, 0)
+			})
 			removed += n
+			if err != nil {
+				return removed, fmt.Errorf("blackboard: trim events to %d: %w", maxLen, err)
+			}
 		}
 	}
 	return removed, nil
+}
+
+// trimUntilDone repeats an approximate XTRIM until it removes nothing.
+// Redis caps one approximate trim at 100 macro nodes (10 000 entries with
+// the default node size) so that no single call blocks the server; a
+// stream that grew past its bound by more than that between two passes
+// needs several calls, each short, to get back under it.
+func (c *Client) trimUntilDone(ctx context.Context, trim func(context.Context) *redis.IntCmd) (int64, error) {
+	var removed int64
+	for {
+		octx, cancel := c.op(ctx)
+		n, err := trim(octx).Result()
+		cancel()
+		if err != nil {
+			return removed, err
+		}
+		removed += n
+		if n == 0 {
+			return removed, nil
+		}
+	}
 }
 
 // countBefore counts a stream's entries with ids below minID, in pages:

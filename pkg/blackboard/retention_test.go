@@ -151,6 +151,43 @@ func TestTrimEvents(t *testing.T) {
 	}
 }
 
+// A stream far past its bound (more than one approximate XTRIM may
+// remove: 100 macro nodes) still gets back under it in one pass.
+func TestTrimEventsFarPastTheBound(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	rdb := redistest.Raw(t)
+	ctx := t.Context()
+	stream := c.Keys().Events()
+	const entries = 35000
+	pipe := rdb.Pipeline()
+	for i := 1; i <= entries; i++ {
+		// Old entries first (by age), then recent ones.
+		id := "*"
+		if i <= entries/2 {
+			id = "1-" + strconv.Itoa(i)
+		}
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: id, Values: []string{"event", "x"}})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.TrimEvents(ctx, 0, time.Hour, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.EventsLength(ctx)
+	if l > entries-entries/2+200 {
+		t.Errorf("length after trim by age = %d (%d removed), want about %d", l, n, entries-entries/2)
+	}
+	if _, err := c.TrimEvents(ctx, 500, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.EventsLength(ctx); l > 700 {
+		t.Errorf("length after trim to 500 = %d, want about 500", l)
+	}
+}
+
 func TestReapConsumers(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t)
