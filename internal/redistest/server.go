@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -158,7 +159,23 @@ func (s *Server) start(bin string) error {
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, _ := cmd.StdoutPipe() // --logfile "" sends the log to stdout
-	if err := cmd.Start(); err != nil {
+	// Pdeathsig fires when the thread that forked the server exits, not the
+	// process: start and wait on one goroutine locked to its thread, so that
+	// no other goroutine of the test process (a cub running in-process,
+	// whose tool runs end locked threads) can take that thread with it.
+	startErr := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		goruntime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	if err := <-startErr; err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}
 	var out strings.Builder
@@ -172,8 +189,6 @@ func (s *Server) start(bin string) error {
 		}
 		close(scanDone)
 	}()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	s.cmd, s.exited = cmd, exited
 
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password, MaxRetries: -1, TLSConfig: s.ClientTLS()})
