@@ -68,6 +68,9 @@ type Options struct {
 	// RepoRoot is the module root to build from; empty means found from
 	// the working directory.
 	RepoRoot string `json:"-"`
+	// Only names the steps to run (Steps lists them); empty runs all.
+	// A partial run is for profiling one scenario, not for the record.
+	Only []string `json:"only,omitempty"`
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer `json:"-"`
 }

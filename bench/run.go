@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -52,6 +53,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	opts = opts.withDefaults()
 	started := time.Now()
 	r := &runner{opts: opts, figures: map[string]Figure{}, report: &Report{StartedAt: started.UTC(), Options: opts}}
+	if err := checkOnly(opts.Only, r.steps()); err != nil {
+		return Report{}, err
+	}
 	var err error
 	if r.root = opts.RepoRoot; r.root == "" {
 		if r.root, err = findRepoRoot(); err != nil {
@@ -74,24 +78,10 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if r.scriptNames, err = loadScriptNames(r.root); err != nil {
 		return Report{}, err
 	}
-	for _, step := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"idle and hop, 5 agents", r.idleAndHop5},
-		{"tool start floor", r.toolFloor},
-		{"hop, 1 agent", r.hop1},
-		{"end to end", r.endToEnd},
-		{"throughput", r.throughput},
-		{"hop and throughput on a Redis Cluster and over TLS", r.topologies},
-		{"feedback claim", r.feedback},
-		{"round trips", r.roundTrips},
-		{"context chains and hoard", r.inProcess},
-		{"LLM agent overhead", r.llmAgent},
-		{"orchestrator recovery", r.recovery},
-		{"vault", r.vaultLatency},
-		{"retention", r.retention},
-	} {
+	for _, step := range r.steps() {
+		if len(opts.Only) > 0 && !slices.Contains(opts.Only, step.key) {
+			continue
+		}
 		r.progress("%s ...", step.name)
 		t := time.Now()
 		if err := step.run(ctx); err != nil {
@@ -115,6 +105,51 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	r.report.Machine.LoadAvgEnd = loadAvg()
 	r.report.DurationS = time.Since(started).Seconds()
 	return *r.report, nil
+}
+
+// step is one scenario of a run; key is its name for Options.Only.
+type step struct {
+	key, name string
+	run       func(context.Context) error
+}
+
+// steps are the scenarios in the order they run.
+func (r *runner) steps() []step {
+	return []step{
+		{"idle", "idle and hop, 5 agents", r.idleAndHop5},
+		{"floor", "tool start floor", r.toolFloor},
+		{"hop", "hop, 1 agent", r.hop1},
+		{"end-to-end", "end to end", r.endToEnd},
+		{"throughput", "throughput", r.throughput},
+		{"topologies", "hop and throughput on a Redis Cluster and over TLS", r.topologies},
+		{"feedback", "feedback claim", r.feedback},
+		{"round-trips", "round trips", r.roundTrips},
+		{"in-process", "context chains and hoard", r.inProcess},
+		{"llm", "LLM agent overhead", r.llmAgent},
+		{"recovery", "orchestrator recovery", r.recovery},
+		{"vault", "vault", r.vaultLatency},
+		{"retention", "retention", r.retention},
+	}
+}
+
+// StepKeys lists the keys Options.Only accepts, in run order.
+func StepKeys() []string {
+	var keys []string
+	for _, s := range (&runner{}).steps() {
+		keys = append(keys, s.key)
+	}
+	return keys
+}
+
+// checkOnly refuses a key that names no step, so a typo does not
+// silently run nothing.
+func checkOnly(only []string, steps []step) error {
+	for _, k := range only {
+		if !slices.ContainsFunc(steps, func(s step) bool { return s.key == k }) {
+			return fmt.Errorf("bench: no step %q (steps: %s)", k, strings.Join(StepKeys(), ", "))
+		}
+	}
+	return nil
 }
 
 func (r *runner) progress(format string, args ...any) {

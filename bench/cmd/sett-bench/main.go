@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/settdev/sett/bench"
@@ -31,6 +32,8 @@ func run(ctx context.Context, args []string) int {
 	breakdowns := fs.Bool("breakdowns", false, "also print the breakdowns (hop stages, round trips by request)")
 	keep := fs.Bool("keep", false, "keep the work directory (binaries, configs, daemon logs)")
 	repo := fs.String("repo", "", "repository root (default: found from the working directory)")
+	only := fs.String("only", "", "comma-separated steps to run, for profiling one scenario ("+strings.Join(bench.StepKeys(), ", ")+
+		"); nothing is written unless -results is given")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -39,6 +42,9 @@ func run(ctx context.Context, args []string) int {
 		opts = bench.SmokeOptions()
 	}
 	opts.Progress, opts.KeepWorkDir, opts.RepoRoot = os.Stderr, *keep, *repo
+	if *only != "" {
+		opts.Only = strings.Split(*only, ",")
+	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sett-bench:", err)
@@ -53,7 +59,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "results" })
-	if *smoke && !explicit {
+	if (*smoke || *only != "") && !explicit {
 		return 0
 	}
 	jsonPath, benchPath, err := rep.WriteFiles(*results)
