@@ -69,7 +69,7 @@ func redisTimeBreakdown(ctx context.Context, rdb *redis.Client, scriptNames map[
 	sort.Slice(names, func(i, j int) bool { return sums[names[i]].time > sums[names[j]].time })
 	perClaim := func(d time.Duration) string { return formatValue(float64(d.Microseconds()) / float64(claims)) }
 	b := Breakdown{Name: "throughput_redis_time",
-		Title: fmt.Sprintf("Redis execution time per claim by command, one extra round of %d claims with SLOWLOG at 0 µs (socket I/O not included)", claims),
+		Title:   fmt.Sprintf("Redis execution time per claim by command, one extra round of %d claims with SLOWLOG at 0 µs (socket I/O not included)", claims),
 		Columns: []string{"COMMAND (scripts by name)", "CALLS PER CLAIM", "µs PER CLAIM", "µs PER CALL"}}
 	for _, n := range names {
 		s := sums[n]
