@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	goruntime "runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -323,39 +322,6 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		res.Detail = "waiting for the process failed: " + waitErr.Error()
 	}
 	return res
-}
-
-// startLocked starts cmd and waits for it on one goroutine locked to its OS
-// thread: the child's parent-death signal fires when the thread that
-// forked it exits, and a locked thread cannot be retired by the Go runtime
-// while the child runs. The thread exits with the goroutine only after
-// Wait has reaped the child. waited receives the result of Wait.
-func startLocked(cmd *exec.Cmd) (waited <-chan error, err error) {
-	started := make(chan error, 1)
-	done := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		// Never unlocked: a goroutine that ends locked takes its thread
-		// with it, which is harmless once the child is reaped.
-		startMu.RLock()
-		err := cmd.Start()
-		if err == nil {
-			registerChild(cmd.Process.Pid)
-		}
-		startMu.RUnlock()
-		if err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		werr := cmd.Wait()
-		unregisterChild(cmd.Process.Pid)
-		done <- werr
-	}()
-	if err := <-started; err != nil {
-		return nil, err
-	}
-	return done, nil
 }
 
 // pipes holds both ends of the child's stdin, stdout and stderr.
