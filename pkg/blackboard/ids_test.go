@@ -2,6 +2,7 @@ package blackboard_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,6 +29,8 @@ func TestValidateID(t *testing.T) {
 		{"non-hex", "0b4e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5g", false},
 		{"colon (would split a key)", "0b4e7c1a-2f3d-4e5f-8a9b:0c1d2e3f4a5b", false},
 		{"prefix", "0b4e", false},
+		{"dash out of place", "0b4e7c1a-2f3d-4e5f-8a9b0-c1d2e3f4a5b", false},
+		{"non-ASCII", "0b4e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4aé", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +38,20 @@ func TestValidateID(t *testing.T) {
 			checkValid(t, blackboard.ValidateID(tc.id), tc.ok)
 		})
 	}
+}
+
+// ValidateID accepts exactly what the canonical-UUID pattern matches.
+func FuzzValidateID(f *testing.F) {
+	pattern := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	for _, seed := range []string{"", blackboard.NewID(), "0B4E7C1A-2F3D-4E5F-8A9B-0C1D2E3F4A5B",
+		"0b4e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5g", "0b4e7c1a-2f3d-4e5f-8a9b0-c1d2e3f4a5b", "0b4e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := blackboard.ValidateID(id) == nil, pattern.MatchString(id); got != want {
+			t.Errorf("ValidateID(%q) accepts = %v, the pattern says %v", id, got, want)
+		}
+	})
 }
 
 func TestValidateInstance(t *testing.T) {
