@@ -128,7 +128,10 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		omitReviewPayloads(input.ContextChain, input.Memory.Upstream)
 		omitReviewPayloads(input.Feedback, input.Memory.Upstream)
 	}
-	stdin, err := json.Marshal(input)
+	// MarshalJSON itself, not json.Marshal: the latter re-scans the whole
+	// document a custom marshaller returns, and tool inputs carry the
+	// context chain's payloads.
+	stdin, err := input.MarshalJSON()
 	if err != nil {
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
