@@ -267,7 +267,8 @@ type RedisConfig struct {
 	// "sett-redis:local" (built by make images).
 	Image string `yaml:"image"`
 
-	// URL of an external Redis (redis:// or rediss:// for TLS). Empty: the
+	// URL of an external Redis (redis://, rediss:// for TLS, or
+	// unix:///path/to/redis.sock for a socket on the same host). Empty: the
 	// runtime starts its own Redis. Overridden by SETT_REDIS_URL.
 	URL string `yaml:"url"`
 

@@ -127,6 +127,9 @@ func (r *RedisConfig) validateTopology(v *validator, p string) {
 	if r.URL != "" && t.Enabled && strings.HasPrefix(r.URL, "redis://") {
 		v.addf(p+".url", "tls.enabled is true but the url is redis:// (use rediss://)")
 	}
+	if r.URL != "" && t.Enabled && strings.HasPrefix(r.URL, "unix://") {
+		v.addf(p+".url", "tls.enabled is true but the url is a Unix socket, which Sett reaches without TLS (turn tls off, or use rediss://host:port)")
+	}
 	if r.WaitReplicas < 0 {
 		v.addf(p+".wait_replicas", "%d is not valid (0 or more replicas)", r.WaitReplicas)
 	}

@@ -67,9 +67,12 @@ func TestValidateRules(t *testing.T) {
 		{name: "memory below Docker's minimum", data: withLines(`    resources:`, `      memory: 4MiB`), wantPath: "agents.writer.resources.memory", wantLine: 6, wantMsg: "4MiB is too small (Docker needs at least 6MiB; use 0 for no limit)"},
 
 		// services
-		{name: "redis url scheme", data: withLines(`services: {redis: {url: "http://redis:6379"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `"http://redis:6379" has scheme "http" (use redis:// or rediss:// for TLS)`},
+		{name: "redis url scheme", data: withLines(`services: {redis: {url: "http://redis:6379"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `"http://redis:6379" has scheme "http" (use redis:// or rediss:// for TLS, unix:// for a socket on this host)`},
 		{name: "redis url without scheme", data: withLines(`services: {redis: {url: "redis.example:6379"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `has scheme "redis.example"`},
 		{name: "redis url without host", data: withLines(`services: {redis: {url: "redis://"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `"redis:" has no host`},
+		{name: "redis unix url with a host", data: withLines(`services: {redis: {url: "unix://redis/tmp/redis.sock"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `needs an absolute socket path and no host`},
+		{name: "redis unix url without a path", data: withLines(`services: {redis: {url: "unix://"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `needs an absolute socket path and no host`},
+		{name: "redis unix url with tls", data: withLines(`services: {redis: {url: "unix:///run/redis.sock", tls: {enabled: true}}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `a Unix socket, which Sett reaches without TLS`},
 		{name: "redis url unparsable", data: withLines(`services: {redis: {url: "redis://[::1"}}`), wantPath: "services.redis.url", wantLine: 5, wantMsg: `services.redis.url: not a valid URL: missing ']' in host`},
 		{name: "redis image with a space", data: withLines(`services: {redis: {image: "redis 7"}}`), wantPath: "services.redis.image", wantLine: 5, wantMsg: "not a valid image reference"},
 	}
