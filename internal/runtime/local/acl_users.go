@@ -2,6 +2,7 @@ package local
 
 import (
 	"net/url"
+	"strconv"
 
 	"github.com/settdev/sett/internal/acl"
 )
@@ -16,7 +17,9 @@ type aclCredentials struct {
 	urls map[string]string
 }
 
-func newACLCredentials(instance string, hashTag bool, agents []string, host string) (*aclCredentials, error) {
+// newACLCredentials creates the users; link builds a component's URL from
+// its user name and password.
+func newACLCredentials(instance string, hashTag bool, agents []string, link func(user, password string) string) (*aclCredentials, error) {
 	c := &aclCredentials{urls: map[string]string{}}
 	for _, u := range acl.Users(instance, hashTag, agents) {
 		pw, err := acl.NewPassword()
@@ -24,13 +27,31 @@ func newACLCredentials(instance string, hashTag bool, agents []string, host stri
 			return nil, err
 		}
 		c.confLines = append(c.confLines, u.ConfLine(pw))
-		link := (&url.URL{Scheme: "redis", User: url.UserPassword(u.Name, pw), Host: host, Path: "/0"}).String()
 		switch u.Role {
 		case acl.RoleOrchestrator:
-			c.urls[ComponentOrchestrator] = link
+			c.urls[ComponentOrchestrator] = link(u.Name, pw)
 		case acl.RoleCub:
-			c.urls[u.Agent] = link
+			c.urls[u.Agent] = link(u.Name, pw)
 		}
 	}
 	return c, nil
+}
+
+// maxSocketPath is the longest Unix socket path Linux takes (sun_path is
+// 108 bytes with its terminating NUL).
+const maxSocketPath = 107
+
+// componentLink returns how the daemons reach the instance's Redis: over
+// its Unix socket when the path fits in a socket address, else over
+// loopback TCP on port.
+func componentLink(port int, socket string) func(user, password string) string {
+	if socket != "" && len(socket) <= maxSocketPath {
+		return func(user, password string) string {
+			return (&url.URL{Scheme: "unix", User: url.UserPassword(user, password), Path: socket, RawQuery: "db=0"}).String()
+		}
+	}
+	host := "127.0.0.1:" + strconv.Itoa(port)
+	return func(user, password string) string {
+		return (&url.URL{Scheme: "redis", User: url.UserPassword(user, password), Host: host, Path: "/0"}).String()
+	}
 }

@@ -27,6 +27,10 @@
 //	redis/              Redis data (append-only file); kept by Down, removed by purge
 //	redis.password      the generated Redis password (mode 0600); kept with the data
 //	redis.conf          the Redis configuration (mode 0600: it holds the password)
+//	redis.sock          Redis' Unix socket (mode 0700): the daemons connect through it, since a
+//	                    round trip over it costs a third of one over loopback TCP; the CLI and
+//	                    redis-cli use the loopback port (a state directory whose path is too
+//	                    long for a socket address, over 107 bytes, gets TCP only)
 //	plan.json           what the supervisor runs (mode 0600: it holds the daemons' secrets, which reach them through a pipe, never their environment)
 //	run/<agent>/        the cub's ledger of running tools (tool.Ledger)
 //	status.json         written by the supervisor: the current pid, state and restarts of each component

@@ -58,7 +58,7 @@ func TestRedisConfKeepsThePasswordOffTheCommandLine(t *testing.T) {
 	if err := os.MkdirAll(sd.path(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := sd.writeRedisConf(6390, `p"w\`); err != nil {
+	if err := sd.writeRedisConf(6390, sd.redisSocket(), `p"w\`); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(sd.redisConf())
@@ -67,6 +67,7 @@ func TestRedisConfKeepsThePasswordOffTheCommandLine(t *testing.T) {
 	}
 	conf := string(b)
 	for _, want := range []string{"bind 127.0.0.1\n", "port 6390\n", "appendonly yes\n", `requirepass "p\"w\\"` + "\n",
+		"unixsocket " + redisQuote(sd.redisSocket()) + "\n", "unixsocketperm 700\n",
 		"dir " + redisQuote(sd.redisData()) + "\n"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("redis.conf lacks %q:\n%s", want, conf)

@@ -291,12 +291,19 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		}
 		u.createdPassword = created
 		port := ports[len(ports)-1]
-		creds, err := newACLCredentials(u.spec.Name, cfg.Services.Redis.HashTag, agents, "127.0.0.1:"+strconv.Itoa(port))
+		// The daemons reach Redis over its Unix socket (unless the state
+		// directory's path is too long for one); the CLI and redis-cli keep
+		// the loopback port.
+		socket := u.sd.redisSocket()
+		if len(socket) > maxSocketPath {
+			socket = ""
+		}
+		creds, err := newACLCredentials(u.spec.Name, cfg.Services.Redis.HashTag, agents, componentLink(port, socket))
 		if err != nil {
 			return nil, err
 		}
 		componentURL = creds.urls
-		if err := u.sd.writeRedisConf(port, pw, creds.confLines...); err != nil {
+		if err := u.sd.writeRedisConf(port, socket, pw, creds.confLines...); err != nil {
 			return nil, err
 		}
 		u.redisURL = (&url.URL{Scheme: "redis", User: url.UserPassword("", pw),
