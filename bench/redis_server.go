@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 
 	"github.com/settdev/sett/internal/redistest"
 )
@@ -14,7 +15,8 @@ import (
 // startRedisServer starts a redis-server configured the way the local
 // runtime configures an instance's Redis (internal/runtime/local): bound
 // to loopback, a password, append-only persistence with fsync every
-// second, no RDB snapshots; data and config in dir. appendOnly false turns
+// second, no RDB snapshots, a Unix socket for the daemons; data, config
+// and socket in dir. appendOnly false turns
 // persistence off (for the read-only listing benchmarks, which seed
 // 100 000 artefacts). Stop it with Shutdown.
 func startRedisServer(ctx context.Context, dir string, appendOnly bool) (*redistest.Server, error) {
@@ -26,11 +28,21 @@ func startRedisServer(ctx context.Context, dir string, appendOnly bool) (*redist
 		return nil, err
 	}
 	srv, err := redistest.NewServer(redistest.ServerOptions{Password: hex.EncodeToString(raw),
-		AppendOnly: appendOnly, AppendFsync: "everysec", Dir: dir})
+		AppendOnly: appendOnly, AppendFsync: "everysec", Dir: dir,
+		Extra: []string{`unixsocket "` + socketPath(dir) + `"`, "unixsocketperm 700"}})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return srv, nil
+}
+
+// socketPath is where the server in dir listens for Unix socket clients.
+func socketPath(dir string) string { return filepath.Join(dir, "redis.sock") }
+
+// socketURL is the URL of srv's Unix socket, the way the local runtime
+// hands it to the daemons.
+func socketURL(srv *redistest.Server) string {
+	return (&url.URL{Scheme: "unix", User: url.UserPassword("", srv.Password), Path: socketPath(srv.Dir()), RawQuery: "db=0"}).String()
 }
 
 // urlVia is the URL of srv reached through addr (a proxy).

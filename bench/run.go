@@ -30,11 +30,11 @@ type runner struct {
 
 // figureOrder is the order of the table: SPEC §16's order of targets.
 var figureOrder = []string{
-	"hop_1_agent", "hop_5_agents", "hop_1_agent_cluster", "hop_1_agent_tls", "end_to_end_outside", "goal_write", "tool_start_floor", "tool_run_floor",
+	"hop_1_agent", "hop_5_agents", "hop_1_agent_tcp", "hop_1_agent_cluster", "hop_1_agent_tls", "end_to_end_outside", "goal_write", "tool_start_floor", "tool_run_floor",
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
 	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
-	"throughput_200_goals", "throughput_200_goals_cluster", "throughput_200_goals_tls",
+	"throughput_200_goals", "throughput_200_goals_tcp", "throughput_200_goals_cluster", "throughput_200_goals_tls",
 	"end_to_end_review_exclusive", "feedback_claim_after_last_review",
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"hoard_first_page_100k", "resolve_short_id_100k",
@@ -121,7 +121,7 @@ func (r *runner) steps() []step {
 		{"hop", "hop, 1 agent", r.hop1},
 		{"end-to-end", "end to end", r.endToEnd},
 		{"throughput", "throughput", r.throughput},
-		{"topologies", "hop and throughput on a Redis Cluster and over TLS", r.topologies},
+		{"topologies", "hop and throughput over loopback TCP, on a Redis Cluster and over TLS", r.topologies},
 		{"feedback", "feedback claim", r.feedback},
 		{"round-trips", "round trips", r.roundTrips},
 		{"in-process", "context chains and hoard", r.inProcess},

@@ -43,10 +43,28 @@ var benchTopologies = []benchTopology{
 	},
 }
 
+// benchVariant is a way of deploying the stack that gets its own 1-agent
+// hop and throughput rows, informational, next to the main ones.
+type benchVariant struct {
+	key, title, note string
+	apply            func(*stackSpec)
+}
+
+// tcpVariant connects the daemons over loopback TCP instead of the Unix
+// socket the local runtime (and so the main rows) use.
+var tcpVariant = benchVariant{key: "tcp", title: "loopback TCP",
+	note: "the same single redis-server, the daemons connected over loopback TCP (redis://127.0.0.1) instead of its Unix socket; " +
+		"what a deployment whose daemons and Redis are on different hosts pays per round trip, less the network",
+	apply: func(sp *stackSpec) { sp.tcp = true }}
+
 // topologies runs the 1-agent hop and the throughput rounds on each of
 // benchTopologies with the daemons configured for it through
-// services.redis, as a user of that deployment configures them.
+// services.redis, as a user of that deployment configures them, and with
+// the daemons on loopback TCP.
 func (r *runner) topologies(ctx context.Context) error {
+	if err := r.variantRows(ctx, tcpVariant); err != nil {
+		return fmt.Errorf("%s: %w", tcpVariant.title, err)
+	}
 	for _, bt := range benchTopologies {
 		if err := r.onTopology(ctx, bt); err != nil {
 			return fmt.Errorf("%s: %w", bt.title, err)
@@ -66,13 +84,21 @@ func (r *runner) onTopology(ctx context.Context, bt benchTopology) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer tp.Stop()
-
 	// Each stack is an instance of its own on the one deployment.
-	s, err := r.startStack(ctx, stackSpec{name: "hop-1-" + bt.key, agents: noopAgents(1, 0), topology: tp})
+	return r.variantRows(ctx, benchVariant{key: bt.key, title: bt.title, note: bt.note,
+		apply: func(sp *stackSpec) { sp.topology = tp }})
+}
+
+// variantRows measures the 1-agent hop and the throughput rounds on
+// stacks deployed as v says.
+func (r *runner) variantRows(ctx context.Context, v benchVariant) error {
+	spec := stackSpec{name: "hop-1-" + v.key, agents: noopAgents(1, 0)}
+	v.apply(&spec)
+	s, err := r.startStack(ctx, spec)
 	if err != nil {
 		return err
 	}
-	// runHops takes its counts from the options; the topology rows have
+	// runHops takes its counts from the options; the variant rows have
 	// their own. The copy shares figures and report with r.
 	hops := *r
 	hops.opts.HopSamples = r.opts.TopologyHopSamples
@@ -81,35 +107,36 @@ func (r *runner) onTopology(ctx context.Context, bt benchTopology) error {
 	if err != nil {
 		return err
 	}
-	hop := NewFigure("hop_1_agent_"+bt.key, "hop overhead, 1 agent, "+bt.title, f.Unit, f.SampleOf, f.Values, "")
-	hop.Note = f.Note + "; " + bt.note + "; no SPEC target (informational: compare with hop overhead, 1 agent)"
+	hop := NewFigure("hop_1_agent_"+v.key, "hop overhead, 1 agent, "+v.title, f.Unit, f.SampleOf, f.Values, "")
+	hop.Note = f.Note + "; " + v.note + "; no SPEC target (informational: compare with hop overhead, 1 agent)"
 	r.add(hop)
-	b.Name, b.Title = b.Name+"_"+bt.key, b.Title+", "+bt.title
+	b.Name, b.Title = b.Name+"_"+v.key, b.Title+", "+v.title
 	r.report.Breakdowns = append(r.report.Breakdowns, b)
 
-	s, err = r.startStack(ctx, stackSpec{name: "throughput-" + bt.key,
-		agents: noopAgents(1, r.opts.ThroughputMaxConcurrent), topology: tp})
+	spec = stackSpec{name: "throughput-" + v.key, agents: noopAgents(1, r.opts.ThroughputMaxConcurrent)}
+	v.apply(&spec)
+	s, err = r.startStack(ctx, spec)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if _, _, err := r.throughputRound(ctx, s, min(20, r.opts.ThroughputGoals), bt.key+" warm-up"); err != nil {
+	if _, _, err := r.throughputRound(ctx, s, min(20, r.opts.ThroughputGoals), v.key+" warm-up"); err != nil {
 		return err
 	}
 	var rates []float64
 	claims := 0
 	for round := 0; round < r.opts.TopologyThroughputRounds; round++ {
-		rate, n, err := r.throughputRound(ctx, s, r.opts.ThroughputGoals, fmt.Sprintf("%s round %d", bt.key, round))
+		rate, n, err := r.throughputRound(ctx, s, r.opts.ThroughputGoals, fmt.Sprintf("%s round %d", v.key, round))
 		if err != nil {
 			return err
 		}
 		rates = append(rates, rate)
 		claims += n
 	}
-	tput := NewFigure("throughput_200_goals_"+bt.key, fmt.Sprintf("throughput, %d concurrent goals, %s", r.opts.ThroughputGoals, bt.title),
+	tput := NewFigure("throughput_200_goals_"+v.key, fmt.Sprintf("throughput, %d concurrent goals, %s", r.opts.ThroughputGoals, v.title),
 		"claims/s", fmt.Sprintf("rounds (%d claims)", claims), rates, "")
 	tput.Note = fmt.Sprintf("as throughput, %d concurrent goals (one agent, max_concurrent %d, 16 posting goroutines), on this deployment; %s; "+
-		"no SPEC target (informational)", r.opts.ThroughputGoals, r.opts.ThroughputMaxConcurrent, bt.note)
+		"no SPEC target (informational)", r.opts.ThroughputGoals, r.opts.ThroughputMaxConcurrent, v.note)
 	r.add(tput)
 	return nil
 }

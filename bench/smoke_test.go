@@ -51,7 +51,8 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("figure %s lacks a unit, title or sample description: %+v", name, f)
 		}
 	}
-	for _, name := range []string{"hop_stages_1", "hop_stages_5", "hop_stages_1_cluster", "hop_stages_1_tls",
+	for _, name := range []string{"hop_stages_1", "hop_stages_5", "hop_stages_1_tcp", "hop_stages_1_cluster", "hop_stages_1_tls",
+		"throughput_cpu", "throughput_redis_time",
 		"round_trips_1", "round_trips_5", "redis_commands_1", "redis_commands_5"} {
 		found := false
 		for _, b := range rep.Breakdowns {

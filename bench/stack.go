@@ -32,6 +32,9 @@ type stackSpec struct {
 	name    string
 	agents  []agentSpec
 	proxied bool
+	// tcp connects the daemons over loopback TCP instead of the Unix
+	// socket (the TCP rows; proxied stacks are on TCP anyway).
+	tcp bool
 	// extra is appended to sett.yml (top-level sections, e.g. retention).
 	extra string
 	// topology, when set, is the Redis the stack uses instead of a
@@ -131,6 +134,10 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 				return "", fmt.Errorf("bench: stack %s: the round-trip proxies need a single node, not %s", sp.name, sp.topology.Name)
 			}
 			return "", nil
+		}
+		if !sp.proxied && !sp.tcp {
+			// As the local runtime connects its daemons.
+			return socketURL(s.Redis), nil
 		}
 		if !sp.proxied {
 			return s.Redis.URL(), nil
