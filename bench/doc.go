@@ -2,8 +2,9 @@
 //
 // Run builds the real sett-orchestrator and sett-cub binaries and a static
 // no-op tool (cmd/sett-bench-noop), starts them as processes against a
-// redis-server of their own on loopback — the way the local runtime runs a
-// stack: append-only Redis with a password, JSON logs at info level — and
+// redis-server of their own — the way the local runtime runs a stack:
+// append-only Redis with a password, the daemons on its Unix socket, JSON
+// logs at info level — and
 // measures every figure of SPEC §16 that a stack can show: hop overhead,
 // end-to-end latency, throughput, feedback-claim latency, context chains,
 // `hoard` listing and short-id resolution at 100 000 artefacts, idle RSS
