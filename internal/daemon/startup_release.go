@@ -19,12 +19,12 @@ const (
 	releaseSettle = 500 * time.Millisecond
 )
 
-// releaseStartupMemory waits until ready first reports true, lets start-up
+// ReleaseStartupMemory waits until ready first reports true, lets start-up
 // settle, and then gives back the memory only start-up needed: most of the
 // executable's mapped pages and the heap's start-up garbage. It runs once;
 // ctx ending first cancels it. Failures are logged at debug level: they
 // cost memory, never correctness.
-func releaseStartupMemory(ctx context.Context, ready func() bool, log zerolog.Logger) {
+func ReleaseStartupMemory(ctx context.Context, ready func() bool, log zerolog.Logger) {
 	tick := time.NewTicker(releasePoll)
 	defer tick.Stop()
 	for !ready() {

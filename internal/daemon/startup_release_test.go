@@ -22,7 +22,7 @@ func TestReleaseStartupMemoryWaitsForReadiness(t *testing.T) {
 		}
 		return polls.Add(1) >= 3
 	}
-	releaseStartupMemory(context.Background(), ready, log)
+	ReleaseStartupMemory(context.Background(), ready, log)
 	if polls.Load() != 3 {
 		t.Errorf("readiness polled %d times, want 3 (until it first held)", polls.Load())
 	}
@@ -37,7 +37,7 @@ func TestReleaseStartupMemoryGivesUpWhenCtxEnds(t *testing.T) {
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := func() bool { cancel(); return false }
-	releaseStartupMemory(ctx, ready, log) // returns: the test would hang otherwise
+	ReleaseStartupMemory(ctx, ready, log) // returns: the test would hang otherwise
 	if buf.Len() != 0 {
 		t.Fatalf("log %q, want no release for a daemon that never became ready", buf.String())
 	}
