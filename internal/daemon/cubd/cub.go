@@ -87,7 +87,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		daemon.ReleaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, log)
+		daemon.ReleaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, cb.Beat, log)
 	}()
 	if os.Getpid() == 1 {
 		// PID 1 of a container adopts every orphan: reap them, or their

@@ -104,7 +104,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); daemon.ReleaseStartupMemory(ctx, o.Started, log) }()
+	go func() { defer wg.Done(); daemon.ReleaseStartupMemory(ctx, o.Started, nil, log) }()
 	err = o.Run(ctx)
 	wg.Wait()
 	log.Info().Msg("orchestrator stopped")
