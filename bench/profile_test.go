@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/daemon/cubd"
+	"github.com/settdev/sett/internal/daemon/orchestratord"
 )
 
 // The in-process benchmarks run the orchestrator and the cubs inside the
-// test process — through internal/daemon, exactly as the binaries do — so
-// that Go's profilers see them:
+// test process — through internal/daemon/orchestratord and cubd, exactly
+// as the binaries do — so that Go's profilers see them:
 //
 //	go test -run '^$' -bench InProcess -benchtime 2000x -cpuprofile /tmp/cpu.out ./bench/
 //	go tool pprof -top -cum /tmp/cpu.out
@@ -82,9 +83,9 @@ func benchInProcess(b *testing.B, agents int, concurrent bool) {
 		}()
 		return p
 	}
-	runCub := func(ctx context.Context, args []string, out *os.File) error { return daemon.RunCub(ctx, args, out) }
+	runCub := func(ctx context.Context, args []string, out *os.File) error { return cubd.Run(ctx, args, out) }
 	runOrch := func(ctx context.Context, args []string, out *os.File) error {
-		return daemon.RunOrchestrator(ctx, args, out)
+		return orchestratord.Run(ctx, args, out)
 	}
 	for _, a := range sp.agents {
 		p := start("cub-"+a.name, runCub, "--agent", a.name, "--workspace", dir, "--consumer", a.name)

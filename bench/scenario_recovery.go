@@ -22,7 +22,7 @@ func (r *runner) recovery(ctx context.Context) error {
 	}
 	defer s.Close()
 	// Run the orchestrator as `sett up` does, without --id: its identity
-	// is then the default one (host and lock slot, internal/daemon).
+	// is then the default one (host and lock slot, internal/daemon/orchestratord).
 	s.Orchestrator.Stop(5 * time.Second)
 	o := s.Orchestrator
 	if s.Orchestrator, err = startDaemon(o.Name, o.argv[:1], o.env, o.dir); err != nil {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/daemon/cubd"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -18,7 +19,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := daemon.RunCub(ctx, os.Args[1:], os.Stderr)
+	err := cubd.Run(ctx, os.Args[1:], os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sett-cub:", err)
 	}

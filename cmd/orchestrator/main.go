@@ -9,12 +9,13 @@ import (
 	"syscall"
 
 	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/daemon/orchestratord"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := daemon.RunOrchestrator(ctx, os.Args[1:], os.Stderr)
+	err := orchestratord.Run(ctx, os.Args[1:], os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sett-orchestrator:", err)
 	}

@@ -68,6 +68,13 @@ func (c *Cub) Ready(ctx context.Context) error {
 	return c.bb.Ping(ctx)
 }
 
+// Beat renews the heartbeat and the held leases once now, on the goroutine
+// the periodic beats use. The daemon calls it after the start-up
+// collection and before it drops the start-up pages, so that the stack
+// the beats need grows back while those pages are still mapped
+// (startupmem.Release).
+func (c *Cub) Beat(ctx context.Context) { c.keeper.Beat(ctx) }
+
 // Run registers the agent (retrying until Redis answers), then heartbeats
 // and serves the inbox until ctx ends.
 func (c *Cub) Run(ctx context.Context) error {

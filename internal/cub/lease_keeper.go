@@ -29,6 +29,9 @@ type LeaseKeeper struct {
 	held   map[string]heldLease // claim id → lease
 	beatOK time.Time
 	poke   chan struct{}
+	// sender runs the round trips while Run runs (beats before it, or
+	// without it, run on goroutines of their own).
+	sender *beatSender
 }
 
 type heldLease struct {
@@ -48,7 +51,7 @@ var errLeaseLost = errors.New("cub: work lease lost")
 // NewLeaseKeeper returns a keeper for the agent in set.
 func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) *LeaseKeeper {
 	return &LeaseKeeper{bb: bb, set: set, m: m, held: map[string]heldLease{}, poke: make(chan struct{}, 1),
-		log: log.With().Str("component", "lease_keeper").Logger()}
+		sender: newBeatSender(), log: log.With().Str("component", "lease_keeper").Logger()}
 }
 
 // Hold registers a lease the cub took for the grant entry streamID;
@@ -109,6 +112,7 @@ func (k *LeaseKeeper) Interval() time.Duration {
 // Run beats until ctx ends, then removes the heartbeat so the orchestrator
 // stops asking this agent at once.
 func (k *LeaseKeeper) Run(ctx context.Context) error {
+	k.sender.start(ctx)
 	t := time.NewTicker(k.Interval())
 	defer t.Stop()
 	for {
@@ -188,16 +192,17 @@ type beatResult struct {
 // on each retry) whatever the context's deadline, and on a dead network —
 // packets dropped, no reset — that is longer than the fence's margin. So
 // the keeper stops waiting at the deadline and leaves the call to end on
-// its own; should it land late, it renews nothing this cub has given up
-// (a lease is extended only while it still holds this cub's token).
+// its own (the next beat does not wait for it: see beatSender); should it
+// land late, it renews nothing this cub has given up (a lease is extended
+// only while it still holds this cub's token).
 func (k *LeaseKeeper) heartbeat(ctx context.Context, leases []blackboard.Lease) ([]blackboard.Lease, error) {
 	bctx, cancel := context.WithTimeout(ctx, k.Interval())
 	defer cancel()
 	done := make(chan beatResult, 1)
-	go func() {
+	k.sender.do(func() {
 		lost, err := k.bb.Heartbeat(bctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
 		done <- beatResult{lost: lost, err: err}
-	}()
+	})
 	select {
 	case r := <-done:
 		return r.lost, r.err

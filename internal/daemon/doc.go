@@ -1,5 +1,7 @@
-// Package daemon is the process bootstrap shared by the orchestrator and
-// cub binaries: flags and environment, sett.yml, logging, the Redis
-// connection (retried while Redis starts) and the health/metrics server.
-// The binaries in cmd/ only call RunOrchestrator or RunCub.
+// Package daemon is the process bootstrap the orchestrator and cub daemons
+// share: flags and environment, sett.yml, logging, the Redis connection
+// (retried while Redis starts), hiding the environment and the release of
+// start-up memory. Each daemon's wiring lives in a package of its own
+// (cubd, orchestratord) so that neither binary links, or initialises at
+// start, the other's packages and dependencies.
 package daemon

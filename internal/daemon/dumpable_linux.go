@@ -2,10 +2,10 @@ package daemon
 
 import "golang.org/x/sys/unix"
 
-// hideEnvironment makes this process non-dumpable, which turns its /proc
+// HideEnvironment makes this process non-dumpable, which turns its /proc
 // files (environ among them) root-owned: a tool running as the same user
 // cannot read the Redis credentials from the cub's /proc/<pid>/environ.
 // Children get the flag reset on exec, so tools are unaffected.
-func hideEnvironment() error {
+func HideEnvironment() error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

@@ -2,6 +2,6 @@
 
 package daemon
 
-// hideEnvironment has nothing to do where /proc does not expose another
+// HideEnvironment has nothing to do where /proc does not expose another
 // process's environment.
-func hideEnvironment() error { return nil }
+func HideEnvironment() error { return nil }

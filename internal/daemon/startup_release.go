@@ -19,12 +19,14 @@ const (
 	releaseSettle = 500 * time.Millisecond
 )
 
-// releaseStartupMemory waits until ready first reports true, lets start-up
+// ReleaseStartupMemory waits until ready first reports true, lets start-up
 // settle, and then gives back the memory only start-up needed: most of the
-// executable's mapped pages and the heap's start-up garbage. It runs once;
+// executable's mapped pages and the heap's start-up garbage. rewarm, when
+// not nil, runs the daemon's periodic work once between the collection
+// and the drop of the pages (startupmem.Release says why). It runs once;
 // ctx ending first cancels it. Failures are logged at debug level: they
 // cost memory, never correctness.
-func releaseStartupMemory(ctx context.Context, ready func() bool, log zerolog.Logger) {
+func ReleaseStartupMemory(ctx context.Context, ready func() bool, rewarm func(context.Context), log zerolog.Logger) {
 	tick := time.NewTicker(releasePoll)
 	defer tick.Stop()
 	for !ready() {
@@ -41,7 +43,11 @@ func releaseStartupMemory(ctx context.Context, ready func() bool, log zerolog.Lo
 		return
 	case <-settle.C:
 	}
-	st, err := startupmem.Release()
+	var warm func()
+	if rewarm != nil {
+		warm = func() { rewarm(ctx) }
+	}
+	st, err := startupmem.Release(warm)
 	if err != nil {
 		log.Debug().Err(err).Msg("start-up memory only partly released")
 		return

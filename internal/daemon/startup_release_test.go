@@ -11,7 +11,8 @@ import (
 )
 
 // TestReleaseStartupMemoryWaitsForReadiness checks that the release
-// happens only once the daemon is ready, and happens then.
+// happens only once the daemon is ready, and happens then, with one
+// rewarm in it.
 func TestReleaseStartupMemoryWaitsForReadiness(t *testing.T) {
 	var buf bytes.Buffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
@@ -22,7 +23,17 @@ func TestReleaseStartupMemoryWaitsForReadiness(t *testing.T) {
 		}
 		return polls.Add(1) >= 3
 	}
-	releaseStartupMemory(context.Background(), ready, log)
+	var rewarms atomic.Int32
+	rewarm := func(context.Context) {
+		if polls.Load() < 3 {
+			t.Error("rewarmed before the daemon was ready")
+		}
+		rewarms.Add(1)
+	}
+	ReleaseStartupMemory(context.Background(), ready, rewarm, log)
+	if rewarms.Load() != 1 {
+		t.Errorf("rewarm ran %d times, want once", rewarms.Load())
+	}
 	if polls.Load() != 3 {
 		t.Errorf("readiness polled %d times, want 3 (until it first held)", polls.Load())
 	}
@@ -37,7 +48,7 @@ func TestReleaseStartupMemoryGivesUpWhenCtxEnds(t *testing.T) {
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := func() bool { cancel(); return false }
-	releaseStartupMemory(ctx, ready, log) // returns: the test would hang otherwise
+	ReleaseStartupMemory(ctx, ready, nil, log) // returns: the test would hang otherwise
 	if buf.Len() != 0 {
 		t.Fatalf("log %q, want no release for a daemon that never became ready", buf.String())
 	}

@@ -14,11 +14,29 @@ import (
 //go:embed scripts/*.lua
 var scriptFS embed.FS
 
-// script is one Lua script with the shared prelude (lib.lua) prepended.
+// script is one Lua script with the shared prelude (lib.lua) prepended. It
+// keeps only the sha that EVALSHA sends: lib.lua makes every body over
+// 10 KB (270 KB for the set), and a client needs the bodies only to load
+// them into Redis, at start and after Redis lost its script cache: preload
+// builds them again then (scriptBody), rather than every daemon holding
+// them.
 type script struct {
 	name string
-	body string
 	sha  string
+}
+
+// scriptBody is the text of the script name: lib.lua, a newline, then
+// name.lua.
+func scriptBody(name string) (string, error) {
+	lib, err := scriptFS.ReadFile("scripts/lib.lua")
+	if err != nil {
+		return "", fmt.Errorf("blackboard: read lib.lua: %w", err)
+	}
+	b, err := scriptFS.ReadFile("scripts/" + name + ".lua")
+	if err != nil {
+		return "", fmt.Errorf("blackboard: read %s.lua: %w", name, err)
+	}
+	return string(lib) + "\n" + string(b), nil
 }
 
 // scriptSet holds every script, loaded once per client.
@@ -47,18 +65,13 @@ type scriptSet struct {
 }
 
 func loadScriptSet() (*scriptSet, error) {
-	lib, err := scriptFS.ReadFile("scripts/lib.lua")
-	if err != nil {
-		return nil, fmt.Errorf("blackboard: read lib.lua: %w", err)
-	}
 	read := func(name string) (*script, error) {
-		b, err := scriptFS.ReadFile("scripts/" + name + ".lua")
+		body, err := scriptBody(name)
 		if err != nil {
-			return nil, fmt.Errorf("blackboard: read %s.lua: %w", name, err)
+			return nil, err
 		}
-		body := string(lib) + "\n" + string(b)
 		sum := sha1.Sum([]byte(body))
-		return &script{name: name, body: body, sha: hex.EncodeToString(sum[:])}, nil
+		return &script{name: name, sha: hex.EncodeToString(sum[:])}, nil
 	}
 	s := &scriptSet{}
 	for name, dst := range map[string]**script{
@@ -83,9 +96,11 @@ func loadScriptSet() (*scriptSet, error) {
 		"purge_workflow":      &s.purgeWorkflow,
 		"reap_consumers":      &s.reapConsumers,
 	} {
-		if *dst, err = read(name); err != nil {
+		sc, err := read(name)
+		if err != nil {
 			return nil, err
 		}
+		*dst = sc
 	}
 	return s, nil
 }
@@ -106,7 +121,11 @@ func (s *scriptSet) preload(ctx context.Context, rdb redis.UniversalClient) erro
 		// node owning the instance's slot (now or after a resharding
 		// or failover) has every script.
 		for _, sc := range s.all() {
-			sha, err := rdb.ScriptLoad(ctx, sc.body).Result()
+			body, err := scriptBody(sc.name)
+			if err != nil {
+				return err
+			}
+			sha, err := rdb.ScriptLoad(ctx, body).Result()
 			if err != nil {
 				return fmt.Errorf("blackboard: load script %s: %w", sc.name, err)
 			}
@@ -119,7 +138,11 @@ func (s *scriptSet) preload(ctx context.Context, rdb redis.UniversalClient) erro
 	pipe := rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, 0, len(s.all()))
 	for _, sc := range s.all() {
-		cmds = append(cmds, pipe.ScriptLoad(ctx, sc.body))
+		body, err := scriptBody(sc.name)
+		if err != nil {
+			return err
+		}
+		cmds = append(cmds, pipe.ScriptLoad(ctx, body))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("blackboard: load scripts: %w", err)

@@ -1,7 +1,8 @@
-package daemon
+package orchestratord
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,46 +12,51 @@ import (
 	"sync"
 	"time"
 
+	"github.com/settdev/sett/internal/daemon"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/orchestrator"
 	"github.com/settdev/sett/internal/vault"
 )
 
-// RunOrchestrator runs the orchestrator daemon with command-line args
-// until ctx ends. Logs go to logOut.
-func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error {
-	var c common
+// errNotStarted is the readiness check's answer until the orchestrator's
+// services run.
+var errNotStarted = errors.New("not started yet")
+
+// Run runs the orchestrator daemon with command-line args until ctx ends;
+// logs go to logOut. Bad flags or configuration are a *daemon.UsageError.
+func Run(ctx context.Context, args []string, logOut io.Writer) error {
+	var c daemon.Flags
 	fs := flag.NewFlagSet("sett-orchestrator", flag.ContinueOnError)
 	fs.SetOutput(logOut)
-	c.register(fs, envOr("SETT_HTTP_ADDR", ""))
-	id := fs.String("id", envOr("SETT_ORCHESTRATOR_ID", ""), "stable identity of this orchestrator for the leader lease; a restart with the same id takes over at once, so no two live orchestrators may share one (default: <host>/<slot>, unique among live processes on this host)")
+	c.Register(fs, daemon.EnvOr("SETT_HTTP_ADDR", ""))
+	id := fs.String("id", daemon.EnvOr("SETT_ORCHESTRATOR_ID", ""), "stable identity of this orchestrator for the leader lease; a restart with the same id takes over at once, so no two live orchestrators may share one (default: <host>/<slot>, unique among live processes on this host)")
 	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
-	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
+	workspace := fs.String("workspace", daemon.EnvOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
 	if err := fs.Parse(args); err != nil {
-		return &UsageError{err}
+		return &daemon.UsageError{Err: err}
 	}
-	if err := hideEnvironment(); err != nil {
+	if err := daemon.HideEnvironment(); err != nil {
 		return fmt.Errorf("orchestrator: hide the environment: %w", err)
 	}
 	if strings.Contains(*id, "#") {
-		return &UsageError{fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
+		return &daemon.UsageError{Err: fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
 	}
-	cfg, warnings, err := c.load()
+	cfg, warnings, err := c.Load()
 	if err != nil {
 		return err
 	}
 	// The orchestrator's services each log as their own component, so
 	// they get a base logger without one; the daemon's own lines are the
 	// "orchestrator" component.
-	base, err := c.logger(logOut, "", cfg.Instance)
+	base, err := c.Logger(logOut, "", cfg.Instance)
 	if err != nil {
 		return err
 	}
 	log := base.With().Str("component", "orchestrator").Logger()
 	for _, w := range warnings {
-		log.Warn().Str("config", c.configPath).Msg(w)
+		log.Warn().Str("config", c.ConfigPath).Msg(w)
 	}
-	addr := c.httpAddr
+	addr := c.HTTPAddr
 	if addr == "" {
 		addr = cfg.Orchestrator.HTTPAddr
 	}
@@ -58,7 +64,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	if err := srv.Listen(); err != nil {
 		return err
 	}
-	bb, err := connect(ctx, cfg, log, 2*time.Minute)
+	bb, err := daemon.Connect(ctx, cfg, log, 2*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -69,7 +75,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
 	}
-	if vp := vaultPath(cfg, c.configPath); vp != "" {
+	if vp := vaultPath(cfg, c.ConfigPath); vp != "" {
 		br := vault.NewBridge(bb, vault.OptionsFrom(cfg, vp), base)
 		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
 		set.VaultManagesToolMemory = true
@@ -98,7 +104,7 @@ func RunOrchestrator(ctx context.Context, args []string, logOut io.Writer) error
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); releaseStartupMemory(ctx, o.Started, log) }()
+	go func() { defer wg.Done(); daemon.ReleaseStartupMemory(ctx, o.Started, nil, log) }()
 	err = o.Run(ctx)
 	wg.Wait()
 	log.Info().Msg("orchestrator stopped")

@@ -1,28 +1,12 @@
 package daemon
 
 import (
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func TestExitCode(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{
-		{nil, 0},
-		{errors.New("redis down"), 1},
-		{&UsageError{errors.New("bad flag")}, 2},
-	} {
-		if got := ExitCode(tc.err); got != tc.want {
-			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
-		}
-	}
-}
 
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
@@ -45,13 +29,13 @@ services:
 func TestLoadPrecedence(t *testing.T) {
 	path := writeConfig(t, minimal)
 	load := func(args ...string) (string, string, error) {
-		var c common
+		var c Flags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		c.register(fs, "")
+		c.Register(fs, "")
 		if err := fs.Parse(append([]string{"--config", path}, args...)); err != nil {
 			t.Fatal(err)
 		}
-		cfg, _, err := c.load()
+		cfg, _, err := c.Load()
 		if err != nil {
 			return "", "", err
 		}
@@ -76,20 +60,20 @@ func TestLoadPrecedence(t *testing.T) {
 
 func TestLoadRequiresInstanceAndRedis(t *testing.T) {
 	path := writeConfig(t, "version: \"1.0\"\nagents:\n  a: {command: [\"x\"]}\n")
-	var c common
+	var c Flags
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	c.register(fs, "")
+	c.Register(fs, "")
 	if err := fs.Parse([]string{"--config", path}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("SETT_INSTANCE", "")
 	t.Setenv("SETT_REDIS_URL", "")
-	_, _, err := c.load()
+	_, _, err := c.Load()
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "instance") {
 		t.Fatalf("load without an instance: %v, want a usage error naming the instance", err)
 	}
-	c.instance = "ok"
-	_, _, err = c.load()
+	c.Instance = "ok"
+	_, _, err = c.Load()
 	if err == nil || !strings.Contains(err.Error(), "Redis URL") {
 		t.Fatalf("load without Redis: %v, want an error naming the Redis URL", err)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package cubd
 
 import (
 	"context"
@@ -11,35 +11,35 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/cub"
+	"github.com/settdev/sett/internal/daemon"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/tool"
 )
 
-var errNotStarted = errors.New("not started yet")
-
-// RunCub runs the cub sidecar with command-line args until ctx ends.
+// Run runs the cub sidecar with command-line args until ctx ends; logs go
+// to logOut. Bad flags or configuration are a *daemon.UsageError.
 // Arguments after the flags are the tool command, used when sett.yml gives
 // the agent none (an image's CMD reaches the cub this way).
-func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
-	var c common
+func Run(ctx context.Context, args []string, logOut io.Writer) error {
+	var c daemon.Flags
 	fs := flag.NewFlagSet("sett-cub", flag.ContinueOnError)
 	fs.SetOutput(logOut)
-	c.register(fs, envOr("SETT_HTTP_ADDR", ":8081"))
-	agent := fs.String("agent", envOr("SETT_AGENT", ""), "agent name from sett.yml (env SETT_AGENT)")
-	workspace := fs.String("workspace", envOr("SETT_WORKSPACE", defaultWorkspace()), "the tool's working directory (env SETT_WORKSPACE)")
-	consumer := fs.String("consumer", envOr("SETT_CUB_CONSUMER", ""), "stable name of this cub in its inbox group (default: hostname-agent)")
+	c.Register(fs, daemon.EnvOr("SETT_HTTP_ADDR", ":8081"))
+	agent := fs.String("agent", daemon.EnvOr("SETT_AGENT", ""), "agent name from sett.yml (env SETT_AGENT)")
+	workspace := fs.String("workspace", daemon.EnvOr("SETT_WORKSPACE", defaultWorkspace()), "the tool's working directory (env SETT_WORKSPACE)")
+	consumer := fs.String("consumer", daemon.EnvOr("SETT_CUB_CONSUMER", ""), "stable name of this cub in its inbox group (default: hostname-agent)")
 	if err := fs.Parse(args); err != nil {
-		return &UsageError{err}
+		return &daemon.UsageError{Err: err}
 	}
-	if err := hideEnvironment(); err != nil {
+	if err := daemon.HideEnvironment(); err != nil {
 		return fmt.Errorf("cub: hide the environment from tools: %w", err)
 	}
-	cfg, warnings, err := c.load()
+	cfg, warnings, err := c.Load()
 	if err != nil {
 		return err
 	}
 	if *agent == "" {
-		return &UsageError{errors.New("no agent name: pass --agent or set SETT_AGENT")}
+		return &daemon.UsageError{Err: errors.New("no agent name: pass --agent or set SETT_AGENT")}
 	}
 	if *consumer == "" {
 		host, _ := os.Hostname()
@@ -47,7 +47,7 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	set, ok := cub.SettingsFrom(cfg, *agent, *workspace, *consumer)
 	if !ok {
-		return &UsageError{fmt.Errorf("agent %q is not defined in %s (agents: %v)", *agent, c.configPath, cfg.AgentNames())}
+		return &daemon.UsageError{Err: fmt.Errorf("agent %q is not defined in %s (agents: %v)", *agent, c.ConfigPath, cfg.AgentNames())}
 	}
 	if len(set.Command) == 0 {
 		set.Command = fs.Args()
@@ -55,29 +55,29 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	// The cub's services name themselves (component inbox_loop, ...): they
 	// get a base logger without a component, so every line carries the
 	// key once; the daemon's own lines are the "cub" component.
-	base, err := c.logger(logOut, "", cfg.Instance)
+	base, err := c.Logger(logOut, "", cfg.Instance)
 	if err != nil {
 		return err
 	}
 	log := base.With().Str("component", "cub").Logger()
 	for _, w := range warnings {
-		log.Warn().Str("config", c.configPath).Msg(w)
+		log.Warn().Str("config", c.ConfigPath).Msg(w)
 	}
 	if err := isolateTools(ctx, &set, log); err != nil {
 		return err
 	}
-	srv := observability.NewServer(c.httpAddr)
+	srv := observability.NewServer(c.HTTPAddr)
 	if err := srv.Listen(); err != nil {
 		return err
 	}
-	bb, err := connect(ctx, cfg, log, 2*time.Minute)
+	bb, err := daemon.Connect(ctx, cfg, log, 2*time.Minute)
 	if err != nil {
 		return err
 	}
 	defer bb.Close()
 	cb, err := cub.New(bb, set, cub.NewMetrics(srv.Registry()), base)
 	if err != nil {
-		return &UsageError{err}
+		return &daemon.UsageError{Err: err}
 	}
 	srv.AddReadyCheck("cub", cb.Ready)
 	log.Info().Str("agent", *agent).Str("http_addr", srv.Addr()).Str("workspace", *workspace).Msg("cub starting")
@@ -87,7 +87,7 @@ func RunCub(ctx context.Context, args []string, logOut io.Writer) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		releaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, log)
+		daemon.ReleaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, cb.Beat, log)
 	}()
 	if os.Getpid() == 1 {
 		// PID 1 of a container adopts every orphan: reap them, or their
