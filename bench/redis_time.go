@@ -15,7 +15,9 @@ import (
 const redisTimeLogLen = 50000
 
 // startRedisTimeLog makes Redis log every command with its execution time
-// (SLOWLOG with a 0 µs threshold), from an empty log. The log costs Redis
+// (SLOWLOG with a 0 µs threshold), from an empty log. The logged time is
+// wall time: under the throughput load Redis is often descheduled in the
+// middle of a script, so compare rows with each other, not with CPU. The log costs Redis
 // a little per command: only an extra, unmeasured round runs with it.
 func startRedisTimeLog(ctx context.Context, rdb *redis.Client) error {
 	if err := rdb.ConfigSet(ctx, "slowlog-max-len", fmt.Sprint(redisTimeLogLen)).Err(); err != nil {
@@ -68,7 +70,7 @@ func redisTimeBreakdown(ctx context.Context, rdb *redis.Client, scriptNames map[
 	sort.Slice(names, func(i, j int) bool { return sums[names[i]].time > sums[names[j]].time })
 	perClaim := func(d time.Duration) string { return formatValue(float64(d.Microseconds()) / float64(claims)) }
 	b := Breakdown{Name: "throughput_redis_time",
-		Title:   fmt.Sprintf("Redis execution time per claim by command, one extra round of %d claims with SLOWLOG at 0 µs (socket I/O not included; a script's time includes the commands it runs, which also have their own rows)", claims),
+		Title:   fmt.Sprintf("Redis execution time per claim by command, one extra round of %d claims with SLOWLOG at 0 µs (wall time inside Redis, which on a loaded machine includes waiting for a CPU; socket I/O not included; a script's time includes the commands it runs, which also have their own rows)", claims),
 		Columns: []string{"COMMAND (scripts by name)", "CALLS PER CLAIM", "µs PER CLAIM", "µs PER CALL"}}
 	for _, n := range names {
 		s := sums[n]
