@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -56,7 +57,7 @@ func (b *Bridge) approvals(ctx context.Context, learned map[string]blackboard.Le
 			}
 			art := f.Doc.Get("artefact_id")
 			if art == "" {
-				b.refuse(p, "no artefact_id in the frontmatter: only files Sett wrote to Pending_Approval/ can be decided")
+				b.refuse(p, "no artefact_id in the frontmatter: only files Sett wrote to Pending_Approval/ can be decided (delete a broken one and Sett writes it again)")
 				continue
 			}
 			delete(b.refused, p)
@@ -122,6 +123,14 @@ func (b *Bridge) writeApproval(ctx context.Context, r blackboard.ApprovalRequest
 	d.Set("reason", "")
 	d.Body = renderApprovalBody(r, a, title)
 	p := filepath.Join(b.opt.Path, PendingApproval, approvalName(r, title))
+	if _, err := os.Lstat(p); err == nil {
+		// The file is there but this pass could not read it as Sett's: a
+		// person saving it (an editor truncates, then writes) or a broken
+		// frontmatter, which the refusal names. Rewriting it would throw
+		// the person's decision away; the next pass reads it again, and a
+		// person who deletes it gets a fresh one.
+		return nil
+	}
 	if err := writeAtomic(p, d.Render()); err != nil {
 		return err
 	}
