@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -61,6 +63,17 @@ func TestSentinelFailoverMidWorkflow(t *testing.T) {
 	if before >= goals*5 {
 		t.Fatalf("every workflow finished before the kill (%d artefacts)", before)
 	}
+	// Replication is asynchronous: what the replica has not received when
+	// the master dies is lost (README: wait_replicas for stricter
+	// writes). This test is about following the failover, so the kill
+	// comes once the replica has acknowledged everything written so far
+	// (WAIT); the workflows are still in flight.
+	master := redis.NewClient(&redis.Options{Addr: set.Master.Addr, Password: set.Password})
+	acked, err := master.Wait(ctx, 1, 10*time.Second).Result()
+	_ = master.Close()
+	if err != nil || acked < 1 {
+		t.Fatalf("the replica did not acknowledge the writes before the kill: %d replicas, %v", acked, err)
+	}
 	killed := time.Now()
 	if err := set.Master.Kill(); err != nil {
 		t.Fatal(err)
@@ -70,6 +83,12 @@ func TestSentinelFailoverMidWorkflow(t *testing.T) {
 		return err == nil && a == set.Replica.Addr
 	})
 	promoted := time.Since(killed)
+	// For a failure below: what the promoted replica holds.
+	replica := redis.NewClient(&redis.Options{Addr: set.Replica.Addr, Password: set.Password})
+	keys, _ := replica.DBSize(ctx).Result()
+	role, _ := replica.Do(ctx, "ROLE").Slice()
+	_ = replica.Close()
+	t.Logf("promoted replica %s: %d keys, role %v", set.Replica.Addr, keys, role)
 	s.Eventually(wait, "a workflow progressing after the failover", func() bool { return count() > before })
 	progressed := time.Since(killed)
 	t.Logf("failover figures: master %s killed with %d/%d artefacts written; replica %s promoted after %s; first workflow progress after %s",
