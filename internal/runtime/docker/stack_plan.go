@@ -95,6 +95,10 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 
 	componentURL := map[string]string{}
 	if ext := cfg.Services.Redis.URL; ext != "" {
+		if strings.HasPrefix(ext, "unix://") {
+			return nil, fmt.Errorf("%w: services.redis.url %s is a Unix socket on this host, which the containers cannot reach: use a redis:// address the containers reach, leave services.redis.url empty to let sett up start Redis, or run `sett up --runtime local`",
+				ErrInvalidSpec, redactURL(ext))
+		}
 		if isLoopback(ext) {
 			return nil, fmt.Errorf("%w: services.redis.url %s is a loopback address, which inside the containers is the container itself: use an address the containers reach, or leave services.redis.url empty to let sett up start Redis",
 				ErrInvalidSpec, redactURL(ext))

@@ -210,6 +210,8 @@ func TestStackPlanRefusals(t *testing.T) {
 		{"no password", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml", Config: good}, planInput{}, "password"},
 		{"external Redis on loopback", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
 			Config: parseConfig(t, planYAML+"services:\n  redis:\n    url: redis://:pw@127.0.0.1:6379/0\n")}, planInput{}, "loopback"},
+		{"external Redis on a Unix socket", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
+			Config: parseConfig(t, planYAML+"services:\n  redis:\n    url: unix://:pw@/run/redis/redis.sock\n")}, planInput{}, "Unix socket on this host"},
 		{"agent without image", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
 			Config: parseConfig(t, "version: \"1.0\"\nagents:\n  planner:\n    command: [x]\n")}, planInput{RedisPassword: "x"}, "agents.planner.image is empty"},
 		{"agent named like a component", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
