@@ -105,12 +105,14 @@ func (sp stackSpec) yaml(noop string) string {
 // cubs first (registered, heartbeating), then the orchestrator, whose
 // first liveness read therefore sees every agent.
 func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err error) {
-	s = &stack{Name: sp.name, Instance: "bench-" + sp.name, Dir: filepath.Join(r.workDir, sp.name),
+	started := &stack{Name: sp.name, Instance: "bench-" + sp.name, Dir: filepath.Join(r.workDir, sp.name),
 		Topology: sp.topology, Proxies: map[string]*RoundTripProxy{}}
+	s = started
+	// Every failure returns nil, err, which sets s to nil before this runs:
+	// close what was started through a variable of its own.
 	defer func() {
 		if err != nil {
-			s.Close()
-			s = nil
+			started.Close()
 		}
 	}()
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
