@@ -10,39 +10,39 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/redisconn"
+	"github.com/settdev/sett/internal/writeretry"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Connect dials Redis, retrying with backoff for up to wait: in a stack the
-// daemons may start before Redis accepts connections. A configuration
-// Redis rejects is a *UsageError; the caller closes the client.
+// Connect dials Redis, retrying with the project's backoff
+// (writeretry) for up to wait: in a stack the daemons may start before
+// Redis accepts connections, or while it loads its data. A refusal that
+// waiting cannot change (a wrong password, a configuration Redis
+// rejects) ends the wait at once; a configuration error is a
+// *UsageError. The caller closes the client.
 func Connect(ctx context.Context, cfg *config.Config, log zerolog.Logger, wait time.Duration) (*blackboard.Client, error) {
 	opts := redisconn.Options(cfg)
 	conn, err := redisconn.Conn(cfg.Services.Redis, "")
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	deadline := time.Now().Add(wait)
-	delay := 100 * time.Millisecond
-	for {
-		bb, err := blackboard.DialConn(ctx, conn, opts)
-		if err == nil {
-			return bb, nil
-		}
-		if errors.Is(err, blackboard.ErrInvalid) {
-			return nil, &UsageError{err}
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return nil, fmt.Errorf("redis not reachable after %s: %w", wait, err)
-		}
-		log.Warn().Err(err).Dur("retry_in", delay).Msg("waiting for Redis")
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		if delay < 2*time.Second {
-			delay *= 2
-		}
+	var bb *blackboard.Client
+	err = writeretry.Until(ctx, time.Now().Add(wait), func(ctx context.Context) error {
+		var err error
+		bb, err = blackboard.DialConn(ctx, conn, opts)
+		return err
+	}, func(err error, retryIn time.Duration) {
+		log.Warn().Err(err).Dur("retry_in", retryIn).Msg("waiting for Redis")
+	})
+	switch {
+	case err == nil:
+		return bb, nil
+	case errors.Is(err, blackboard.ErrInvalid):
+		return nil, &UsageError{err}
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !blackboard.IsTransient(err):
+		return nil, fmt.Errorf("redis refused the connection (check the password or ACL user): %w", err)
 	}
+	return nil, fmt.Errorf("redis not reachable after %s: %w", wait, err)
 }
