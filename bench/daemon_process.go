@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/settdev/sett/internal/redistest"
 )
 
 // daemonProcess is one started sett-orchestrator or sett-cub, with its log
@@ -28,7 +30,7 @@ type daemonProcess struct {
 
 // startDaemon starts argv (with --http-addr added) in dir with env.
 func startDaemon(name string, argv, env []string, dir string) (*daemonProcess, error) {
-	port, err := freePort()
+	port, err := redistest.FreePort()
 	if err != nil {
 		return nil, err
 	}

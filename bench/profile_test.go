@@ -12,6 +12,7 @@ import (
 
 	"github.com/settdev/sett/internal/daemon/cubd"
 	"github.com/settdev/sett/internal/daemon/orchestratord"
+	"github.com/settdev/sett/internal/redistest"
 )
 
 // The in-process benchmarks run the orchestrator and the cubs inside the
@@ -69,7 +70,7 @@ func benchInProcess(b *testing.B, agents int, concurrent bool) {
 	common := []string{"--config", config, "--instance", s.Instance, "--redis-url", redisSrv.URL(), "--log-format", "json"}
 	var wg sync.WaitGroup
 	start := func(name string, run func(context.Context, []string, *os.File) error, args ...string) *daemonProcess {
-		port, err := freePort()
+		port, err := redistest.FreePort()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 
@@ -48,13 +47,4 @@ func socketURL(srv *redistest.Server) string {
 // urlVia is the URL of srv reached through addr (a proxy).
 func urlVia(srv *redistest.Server, addr string) string {
 	return (&url.URL{Scheme: "redis", User: url.UserPassword("", srv.Password), Host: addr, Path: "/0"}).String()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("bench: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
