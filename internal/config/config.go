@@ -118,6 +118,13 @@ type OrchestratorConfig struct {
 	// path.
 	DisableBidGrants bool `yaml:"disable_bid_grants"`
 
+	// DisableResultCompletion makes the orchestrator complete every claim
+	// itself. Default false: a result that ends its claim's exclusive
+	// grant the plain way (not a Failure, no memory to merge, the workflow
+	// running, the same leader) completes the claim in its own script,
+	// saving the orchestrator's read-decide-write round of the hot path.
+	DisableResultCompletion bool `yaml:"disable_result_completion"`
+
 	// MaxWorkflowTokens caps the model tokens (input plus output, as the
 	// tools report them in usage) one workflow may spend; once its total
 	// passes it, the workflow fails with a BudgetExceeded Failure. Default

@@ -556,6 +556,21 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	return nil
 }
 
+// CompletedByResult counts and logs a claim its result completed in its
+// own script (a claim_completed_by_result entry), as finish does for the
+// claims the orchestrator completes: nothing is left to write.
+func (a *ClaimAdvancer) CompletedByResult(ev blackboard.Event) {
+	if ms, err := strconv.ParseInt(ev.Field("phase_ms"), 10, 64); err == nil && ms >= 0 {
+		a.m.PhaseLatency.WithLabelValues(phaseOf(blackboard.ClaimPendingExclusive)).Observe(msToSeconds(ms))
+	}
+	a.m.ClaimsFinished.WithLabelValues(string(blackboard.ClaimComplete)).Inc()
+	if ev.Field("ended") == "1" {
+		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
+	}
+	a.log.Info().Str("claim_id", ev.ClaimID).Str("workflow_id", ev.WorkflowID).Str("status", string(blackboard.ClaimComplete)).
+		Str("reason", "All phases complete.").Str("completed_by", "result").Msg("claim finished")
+}
+
 // transition applies t under the current epoch. A stale status means
 // another handler already took this step: errMovedOn, which the public
 // methods treat as done.

@@ -85,6 +85,7 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.set.BidTimeout
 		nc.GrantPlan = c.grantPlan(plan.Bidders)
+		nc.FinishByResult = !c.set.NoResultCompletion
 	}
 	id, created, err := c.bb.CreateClaim(ctx, nc)
 	var budget *blackboard.BudgetError

@@ -172,6 +172,8 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		}
 	case blackboard.EventApprovalDecided, blackboard.EventClaimRetried:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
+	case blackboard.EventClaimCompletedByResult:
+		l.advancer.CompletedByResult(ev)
 	case blackboard.EventBidsComplete:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })
 	case blackboard.EventBidSubmitted:

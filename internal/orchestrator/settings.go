@@ -45,6 +45,11 @@ type Settings struct {
 	// GrantPlan, so the last expected bid never grants in its own script
 	// (orchestrator.disable_bid_grants; for comparison and debugging).
 	NoBidGrants bool
+	// NoResultCompletion leaves every claim completion to the
+	// orchestrator: claims carry no finish plan, so a result never
+	// completes its claim in its own script
+	// (orchestrator.disable_result_completion).
+	NoResultCompletion bool
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
 	MaxWorkflowTokens int64
@@ -145,6 +150,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
 		NoBidGrants:          o.DisableBidGrants,
+		NoResultCompletion:   o.DisableResultCompletion,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,

@@ -104,6 +104,10 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 // ErrExists (id taken, or a second result for the same grant),
 // ErrVersionConflict, ErrNotFound (unknown workflow), ErrStaleGrant,
 // ErrFenced.
+//
+// A grant's result whose claim carries a finish plan (NewClaim.
+// FinishByResult) and ends it the plain way also completes the claim in
+// the same script; see create_artefact.lua.
 func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth) error {
 	if err := ValidateArtefact(a, c.maxPayload); err != nil {
 		return err
@@ -152,6 +156,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 			c.keys.AgentReplicas(a.ProducedByAgent)
 		req["agent"] = a.ProducedByAgent
 		req["token"] = auth.GrantToken
+		req["claim_channel"] = c.keys.ClaimEvents()
 		grants, outputs, failures = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID), c.keys.Failures(a.ClaimID)
 		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.AgentGrants(a.ProducedByAgent)
 		if auth.InboxEntry != "" {
@@ -175,7 +180,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		c.keys.Workflow(a.WorkflowID), c.keys.WorkflowIndex(), grants, outputs, c.keys.Epoch(),
 		c.keys.OrchestratorQueue(), lease, inbox, failures, running, waiting, replicas,
 		c.keys.Capacity(), c.keys.Control(), c.keys.Timers(), c.keys.WorkflowMemories(a.WorkflowID),
-		c.keys.AgentTokens(), claim,
+		c.keys.AgentTokens(), claim, c.keys.ActiveClaims(), c.keys.Running(), c.keys.Waiting(),
 	}
 	args := append([]any{string(body)}, artefactFields(a).args()...)
 	ctx, cancel := c.op(ctx)

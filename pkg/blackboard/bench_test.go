@@ -131,3 +131,19 @@ func BenchmarkResolveLatest10(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreateGoal writes goals: what `sett forage` and the vault pay
+// per goal (SPEC §16 goal write), with no daemon running.
+func BenchmarkCreateGoal(b *testing.B) {
+	c, hook := benchClient(b)
+	goals := make([]*blackboard.Artefact, b.N)
+	for i := range goals {
+		goals[i] = blackboard.NewGoal("bench goal", 0, "user", nil)
+	}
+	ctx := b.Context()
+	measure(b, hook, func(i int) {
+		if err := c.CreateArtefact(ctx, goals[i], blackboard.WriteAuth{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

@@ -95,6 +95,12 @@ type NewClaim struct {
 	// bid grant it in the same script (see GrantPlan); nil leaves every
 	// grant to the orchestrator. It needs Epoch.
 	GrantPlan *GrantPlan
+	// FinishByResult lets the result of the claim's exclusive grant
+	// complete the claim in its own script when nothing calls for the
+	// orchestrator's judgement (see create_artefact.lua): the claim's
+	// finish_plan field records Epoch, and the script completes only
+	// while that epoch is still the stored one. It needs Epoch.
+	FinishByResult bool
 }
 
 // CreateClaim creates a claim atomically with its indexes, timer, inbox
@@ -190,6 +196,12 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 			return "", false, err
 		}
 		args = append(args, "grant_plan", plan)
+	}
+	if nc.FinishByResult {
+		if nc.Epoch <= 0 {
+			return "", false, fmt.Errorf("%w: claim %s: a finish plan needs the leader epoch it was made under", ErrInvalid, cl.ID)
+		}
+		args = append(args, "finish_plan", strconv.FormatInt(nc.Epoch, 10))
 	}
 	for _, p := range fields {
 		switch p[0] {

@@ -27,6 +27,11 @@ const (
 	// EventBidsComplete is queued for the orchestrator (never in the audit
 	// stream) when the last expected bid of a claim arrives.
 	EventBidsComplete EventType = "bids_complete"
+	// EventClaimCompletedByResult is queued for the orchestrator (never in
+	// the audit stream, which has claim_completed with completed_by=result)
+	// when a result completed its claim in its own script
+	// (create_artefact.lua): the orchestrator only counts and logs it.
+	EventClaimCompletedByResult EventType = "claim_completed_by_result"
 
 	EventBidTimeout                    EventType = "bid_timeout"
 	EventBidsDecided                   EventType = "bids_decided"

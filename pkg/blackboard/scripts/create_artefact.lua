@@ -25,6 +25,9 @@
 -- KEYS[22] workflow memories HASH   sett:<i>:workflow:<wf>:memories
 -- KEYS[23] agent tokens HASH        sett:<i>:tokens:agents
 -- KEYS[24] claim HASH               sett:<i>:claim:<c> (any key when not an output)
+-- KEYS[25] active claims ZSET       sett:<i>:index:claims:active
+-- KEYS[26] scheduler running SET    sett:<i>:scheduler:running
+-- KEYS[27] scheduler waiting ZSET   sett:<i>:scheduler:waiting
 --
 -- ARGV[1]  JSON request: id, logical_id, version, workflow_id, claim_id,
 --          structural_type, type, produced_by_role, agent (set when the
@@ -39,7 +42,8 @@
 --          (input plus output) and the agent they are counted for.
 --          A result's queue entry also names its claim's target
 --          (target_id), so the orchestrator reads the claim and the
---          phase's artefacts in one round trip.
+--          phase's artefacts in one round trip. claim_channel: where a
+--          claim this result completes is announced.
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -58,6 +62,21 @@
 -- orchestrator's queue entry (and, for a result, the released lease and
 -- the acknowledged grant) appear together or not at all: an artefact can
 -- never exist unannounced.
+--
+-- Completion by the result (SPEC §17, "round trips per hop"): a result
+-- that ends its claim the plain way completes the claim here, as the
+-- orchestrator's phase step would, instead of queueing the result for
+-- it. The claim's finish_plan field holds the leader epoch the
+-- orchestrator created it under (its consent); the script completes only
+-- while that epoch is the stored one, the claim is an exclusive grant
+-- (pending_exclusive) of this very agent and not a learn claim, the
+-- workflow runs, the result is no Failure, carries no memory to merge and
+-- the agent has no failure on record. Then the claim goes to complete
+-- with what the orchestrator's transition writes (status, rev, reason,
+-- indexes, timer, scheduler slot, claim_transitioned and claim_completed
+-- events, the workflow's open item), and the orchestrator only gets a
+-- claim_completed_by_result entry to count. Anything else queues the
+-- result exactly as without a plan, so correctness never rests on it.
 
 local req = cjson.decode(ARGV[1])
 
@@ -100,6 +119,7 @@ end
 
 -- All checks passed: write.
 local ts = now_ms()
+local ts_s = tostring(ts)
 local fields = {'HSET', KEYS[1]}
 local payload = ''
 local memory = ''
@@ -113,12 +133,12 @@ for i = 2, #ARGV, 2 do
   end
 end
 fields[#fields + 1] = 'created_at_ms'
-fields[#fields + 1] = tostring(ts)
+fields[#fields + 1] = ts_s
 redis.call(unpack(fields))
 
 redis.call('ZADD', KEYS[2], version, req.id)
-redis.call('ZADD', KEYS[3], ts, req.id)
-redis.call('ZADD', KEYS[4], ts, req.id)
+redis.call('ZADD', KEYS[3], ts_s, req.id)
+redis.call('ZADD', KEYS[4], ts_s, req.id)
 redis.call('ZADD', KEYS[5], 0, req.id)
 if req.agent ~= nil and req.agent ~= '' then
   redis.call('HSET', KEYS[10], req.agent, req.id)
@@ -136,7 +156,7 @@ if req.agent ~= nil and req.agent ~= '' then
     -- with (the memory was validated JSON before it got here; ids are
     -- plain characters, so the document is built without re-encoding).
     redis.call('HSET', KEYS[22], req.agent, '{"artefact_id":"' .. req.id .. '","claim_id":"' .. (req.claim_id or '') ..
-      '","at_ms":' .. tostring(ts) .. ',"memory":' .. memory .. '}')
+      '","at_ms":' .. ts_s .. ',"memory":' .. memory .. '}')
   end
 end
 
@@ -147,8 +167,8 @@ if req.goal then
   end
   redis.call('HSET', KEYS[7], 'id', req.workflow_id, 'goal', payload, 'status', 'running',
     'priority', tostring(req.priority or 0), 'artefact_count', '1', 'open_items', tostring(open),
-    'started_at_ms', tostring(ts))
-  redis.call('ZADD', KEYS[8], ts, req.workflow_id)
+    'started_at_ms', ts_s)
+  redis.call('ZADD', KEYS[8], ts_s, req.workflow_id)
   emit(KEYS[6], req.workflow_channel, 'workflow_started', ts,
     {'workflow_id', req.workflow_id, 'priority', tostring(req.priority or 0)})
 else
@@ -186,12 +206,64 @@ if memory ~= '' then
   announced[#announced + 1] = '1'
 end
 emit(KEYS[6], req.artefact_channel, 'artefact_created', ts, announced)
+
+-- complete_claim completes the result's claim as described at the top,
+-- or returns false (nothing written) when the orchestrator must decide.
+local function complete_claim()
+  if req.agent == nil or req.agent == '' or req.structural_type == 'Failure' or memory ~= '' then
+    return false
+  end
+  local c = redis.call('HMGET', KEYS[24], 'status', 'finish_plan', 'granted_exclusive_agent', 'kind', 'rev',
+    'updated_at_ms', 'artefact_id')
+  if c[1] ~= 'pending_exclusive' or not c[2] or c[3] ~= req.agent or c[4] == 'learn' then
+    return false
+  end
+  local stored = redis.call('GET', KEYS[11])
+  if stored == false or stored ~= c[2] then
+    return false
+  end
+  if redis.call('HGET', KEYS[7], 'status') ~= 'running' or redis.call('SISMEMBER', KEYS[15], req.agent) == 1 then
+    return false
+  end
+  local id, wf, reason = req.claim_id, req.workflow_id, 'All phases complete.'
+  redis.call('HSET', KEYS[24], 'status', 'complete', 'rev', tostring((tonumber(c[5] or '0') or 0) + 1),
+    'updated_at_ms', ts_s, 'completion_reason', reason)
+  redis.call('HDEL', KEYS[24], 'finish_plan', 'waiting_since_ms', 'waiting_reason')
+  redis.call('ZREM', KEYS[25], id)
+  redis.call('ZREM', KEYS[21], id)
+  redis.call('ZREM', KEYS[27], wait_member(redis.call('HGET', KEYS[7], 'started_at_ms'), id))
+  if redis.call('SREM', KEYS[26], id) == 1 and redis.call('ZCARD', KEYS[27]) > 0 then
+    enqueue(KEYS[12], 'capacity_freed', {'claim_id', id, 'ts', ts_s})
+  end
+  emit(KEYS[6], req.claim_channel, 'claim_transitioned', ts, {
+    'claim_id', id, 'workflow_id', wf, 'from', 'pending_exclusive', 'to', 'complete'})
+  emit(KEYS[6], req.claim_channel, 'claim_completed', ts, {
+    'workflow_id', wf, 'claim_id', id, 'artefact_id', c[7] or '', 'completed_by', 'result', 'reason', reason})
+  local ended = '0'
+  if close_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
+    ended = '1'
+  end
+  enqueue(KEYS[12], 'claim_completed_by_result', {'claim_id', id, 'workflow_id', wf, 'agent', req.agent,
+    'artefact_id', req.id, 'phase_ms', tostring(ts - (tonumber(c[6] or ts) or ts)), 'ended', ended, 'ts', ts_s})
+  return true
+end
+
 -- The orchestrator acts on artefacts that need a claim and on results of
--- a claim; reviews and failures without a claim are audit only.
-if req.claimable or (req.claim_id ~= nil and req.claim_id ~= '') then
+-- a claim (unless the result completed it); reviews and failures without
+-- a claim are audit only.
+local for_claim = req.claim_id ~= nil and req.claim_id ~= ''
+if for_claim and complete_claim() then
+  for_claim = false
+  for i = 1, #announced, 2 do
+    if announced[i] == 'claim_id' then
+      announced[i + 1] = '' -- the claim is done: the entry only asks for the next claim
+    end
+  end
+end
+if req.claimable or for_claim then
   announced[#announced + 1] = 'ts'
-  announced[#announced + 1] = tostring(ts)
-  if req.agent ~= nil and req.agent ~= '' then
+  announced[#announced + 1] = ts_s
+  if for_claim and req.agent ~= nil and req.agent ~= '' then
     announced[#announced + 1] = 'target_id'
     announced[#announced + 1] = redis.call('HGET', KEYS[24], 'artefact_id') or ''
   end
@@ -203,4 +275,4 @@ if req.goal and not req.claimable then
     'the goal is not claimable', ts, KEYS[12])
 end
 
-return {'OK', tostring(ts)}
+return {'OK', ts_s}

@@ -173,7 +173,7 @@ if final then
   redis.call('ZREM', KEYS[2], req.id)
   redis.call('ZREM', KEYS[5], req.id)
   redis.call('ZREM', KEYS[14], member)
-  redis.call('HDEL', KEYS[1], 'waiting_since_ms', 'waiting_reason')
+  redis.call('HDEL', KEYS[1], 'waiting_since_ms', 'waiting_reason', 'finish_plan')
   if redis.call('SREM', KEYS[13], req.id) == 1 and redis.call('ZCARD', KEYS[14]) > 0 then
     -- A slot is free and claims wait for one: wake the orchestrator.
     enqueue(KEYS[9], 'capacity_freed', {'claim_id', req.id, 'ts', tostring(ts)})
