@@ -127,15 +127,56 @@ type Input struct {
 	Agent          string     `json:"agent"`
 }
 
-// MarshalJSON encodes nil ContextChain and Feedback as [].
+// MarshalJSON encodes nil ContextChain and Feedback as []. It encodes the
+// whole document in one pass of encoding/json: the artefacts and the
+// memory go in as method-less copies, because json.Marshal re-scans (and
+// compacts) every byte a nested MarshalJSON returns, and a tool input
+// carries the context chain's payloads.
 func (in Input) MarshalJSON() ([]byte, error) {
-	type plain Input
-	p := plain(in)
-	if p.ContextChain == nil {
-		p.ContextChain = []Artefact{}
+	w := wireInput{ClaimID: in.ClaimID, ClaimType: in.ClaimType, TargetArtefact: wire(in.TargetArtefact),
+		ContextChain: wireAll(in.ContextChain), Feedback: wireAll(in.Feedback), Workflow: in.Workflow,
+		Memory: wireMemory(in.Memory), Instance: in.Instance, Agent: in.Agent}
+	if w.Memory.Upstream == nil {
+		w.Memory.Upstream = map[string]string{}
 	}
-	if p.Feedback == nil {
-		p.Feedback = []Artefact{}
+	return json.Marshal(w)
+}
+
+// wireInput is Input with method-less artefacts and memory (see
+// Input.MarshalJSON); its fields and tags must stay Input's
+// (TestWireInputMatchesInput).
+type wireInput struct {
+	ClaimID        string         `json:"claim_id"`
+	ClaimType      ClaimType      `json:"claim_type"`
+	TargetArtefact wireArtefact   `json:"target_artefact"`
+	ContextChain   []wireArtefact `json:"context_chain"`
+	Feedback       []wireArtefact `json:"feedback"`
+	Workflow       Workflow       `json:"workflow"`
+	Memory         wireMemory     `json:"memory"`
+	Instance       string         `json:"instance"`
+	Agent          string         `json:"agent"`
+}
+
+// wireArtefact and wireMemory have their originals' fields and tags but
+// not their MarshalJSON methods.
+type (
+	wireArtefact Artefact
+	wireMemory   Memory
+)
+
+// wire is a's method-less copy, with a nil SourceArtefacts as [].
+func wire(a Artefact) wireArtefact {
+	if a.SourceArtefacts == nil {
+		a.SourceArtefacts = []string{}
 	}
-	return json.Marshal(p)
+	return wireArtefact(a)
+}
+
+// wireAll copies arts with wire; nil becomes [].
+func wireAll(arts []Artefact) []wireArtefact {
+	out := make([]wireArtefact, len(arts))
+	for i, a := range arts {
+		out[i] = wire(a)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,21 @@ func TestInputRoundTrip(t *testing.T) {
 	if back.ClaimID != "c" || back.ClaimType != ClaimTypeReview || len(back.ContextChain) != 1 ||
 		back.ContextChain[0].SourceArtefacts[0] != "y" || back.Memory.Upstream == nil {
 		t.Errorf("round trip gave %+v", back)
+	}
+}
+
+// TestWireInputMatchesInput: the one-pass encoding's struct has Input's
+// fields, in order, with the same JSON names, so that nothing a tool reads
+// can go missing from it.
+func TestWireInputMatchesInput(t *testing.T) {
+	in, w := reflect.TypeOf(Input{}), reflect.TypeOf(wireInput{})
+	if in.NumField() != w.NumField() {
+		t.Fatalf("Input has %d fields, wireInput %d", in.NumField(), w.NumField())
+	}
+	for i := range in.NumField() {
+		a, b := in.Field(i), w.Field(i)
+		if a.Name != b.Name || a.Tag != b.Tag {
+			t.Errorf("field %d: Input has %s %q, wireInput %s %q", i, a.Name, a.Tag, b.Name, b.Tag)
+		}
 	}
 }

@@ -130,21 +130,11 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		}
 		priority = int(n)
 	}
-	req := map[string]any{
-		"id":               a.ID,
-		"logical_id":       a.LogicalID,
-		"version":          a.Version,
-		"workflow_id":      a.WorkflowID,
-		"claim_id":         a.ClaimID,
-		"structural_type":  string(a.StructuralType),
-		"type":             a.Type,
-		"produced_by_role": a.ProducedByRole,
-		"goal":             a.IsGoal(),
-		"claimable":        a.StructuralType.Claimable(),
-		"priority":         priority,
-		"depth":            a.Depth,
-		"artefact_channel": c.keys.ArtefactEvents(),
-		"workflow_channel": c.keys.WorkflowEvents(),
+	req := artefactRequest{
+		ID: a.ID, LogicalID: a.LogicalID, Version: a.Version, WorkflowID: a.WorkflowID, ClaimID: a.ClaimID,
+		StructuralType: string(a.StructuralType), Type: a.Type, ProducedByRole: a.ProducedByRole,
+		Goal: a.IsGoal(), Claimable: a.StructuralType.Claimable(), Priority: priority, Depth: a.Depth,
+		ArtefactChannel: c.keys.ArtefactEvents(), WorkflowChannel: c.keys.WorkflowEvents(),
 	}
 	// Keys a write does not use get a placeholder of the same slot.
 	placeholder := c.keys.Artefact(a.ID)
@@ -154,21 +144,18 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		claim = c.keys.Claim(a.ClaimID)
 		running, waiting, replicas = c.keys.AgentRunning(a.ProducedByAgent), c.keys.AgentWaiting(a.ProducedByAgent),
 			c.keys.AgentReplicas(a.ProducedByAgent)
-		req["agent"] = a.ProducedByAgent
-		req["token"] = auth.GrantToken
-		req["claim_channel"] = c.keys.ClaimEvents()
+		req.Agent, req.Token, req.ClaimChannel = a.ProducedByAgent, auth.GrantToken, c.keys.ClaimEvents()
 		grants, outputs, failures = c.keys.Grants(a.ClaimID), c.keys.Outputs(a.ClaimID), c.keys.Failures(a.ClaimID)
 		lease, inbox = c.keys.Lease(a.ClaimID, a.ProducedByAgent), c.keys.AgentGrants(a.ProducedByAgent)
 		if auth.InboxEntry != "" {
-			req["inbox_entry"] = auth.InboxEntry
-			req["inbox_group"] = inboxGroup
+			req.InboxEntry, req.InboxGroup = auth.InboxEntry, inboxGroup
 		}
 	}
 	if n := UsageTokens(a.Metadata); n > 0 && a.ProducedByAgent != "" {
-		req["tokens"], req["token_agent"] = n, a.ProducedByAgent
+		req.Tokens, req.TokenAgent = n, a.ProducedByAgent
 	}
 	if auth.Epoch > 0 {
-		req["epoch"] = strconv.FormatInt(auth.Epoch, 10)
+		req.Epoch = strconv.FormatInt(auth.Epoch, 10)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -194,6 +181,34 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 	}
 	a.CreatedAtMs, _ = strconv.ParseInt(res[1], 10, 64)
 	return nil
+}
+
+// artefactRequest is create_artefact.lua's ARGV[1] (described there); a
+// struct rather than a map, because encoding/json sorts and boxes a map on
+// every write of the hot path.
+type artefactRequest struct {
+	ID              string `json:"id"`
+	LogicalID       string `json:"logical_id"`
+	Version         int    `json:"version"`
+	WorkflowID      string `json:"workflow_id"`
+	ClaimID         string `json:"claim_id"`
+	StructuralType  string `json:"structural_type"`
+	Type            string `json:"type"`
+	ProducedByRole  string `json:"produced_by_role"`
+	Goal            bool   `json:"goal"`
+	Claimable       bool   `json:"claimable"`
+	Priority        int    `json:"priority"`
+	Depth           int    `json:"depth"`
+	ArtefactChannel string `json:"artefact_channel"`
+	WorkflowChannel string `json:"workflow_channel"`
+	ClaimChannel    string `json:"claim_channel,omitempty"`
+	Agent           string `json:"agent,omitempty"`
+	Token           string `json:"token,omitempty"`
+	InboxEntry      string `json:"inbox_entry,omitempty"`
+	InboxGroup      string `json:"inbox_group,omitempty"`
+	Tokens          int64  `json:"tokens,omitempty"`
+	TokenAgent      string `json:"token_agent,omitempty"`
+	Epoch           string `json:"epoch,omitempty"`
 }
 
 // GetArtefact reads one artefact. Errors: ErrNotFound, ErrCorrupt.
