@@ -132,28 +132,19 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	if _, err := DecodeClaim(EncodeClaim(&probe)); err != nil {
 		return "", false, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
 	}
-	req := map[string]any{
-		"id":                  cl.ID,
-		"artefact_id":         cl.ArtefactID,
-		"workflow_id":         cl.WorkflowID,
-		"status":              string(cl.Status),
-		"by_artefact":         nc.ByArtefact,
-		"adds_item":           nc.AddsItem,
-		"bid_timeout_ms":      nc.BidTimeout.Milliseconds(),
-		"timer_in_ms":         nc.TimerIn.Milliseconds(),
-		"approval_timeout_ms": nc.ApprovalTimeout.Milliseconds(),
-		"max_artefacts":       nc.Budget.MaxArtefacts,
-		"max_depth":           nc.Budget.MaxDepth,
-		"depth":               nc.Budget.Depth,
-		"max_tokens":          nc.Budget.MaxTokens,
-		"claim_channel":       c.keys.ClaimEvents(),
-		"workflow_channel":    c.keys.WorkflowEvents(),
+	req := claimRequest{
+		ID: cl.ID, ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Status: string(cl.Status),
+		ByArtefact: nc.ByArtefact, AddsItem: nc.AddsItem, BidTimeoutMs: nc.BidTimeout.Milliseconds(),
+		TimerInMs: nc.TimerIn.Milliseconds(), ApprovalTimeoutMs: nc.ApprovalTimeout.Milliseconds(),
+		MaxArtefacts: nc.Budget.MaxArtefacts, MaxDepth: nc.Budget.MaxDepth, Depth: nc.Budget.Depth,
+		MaxTokens: nc.Budget.MaxTokens, ClaimChannel: c.keys.ClaimEvents(), WorkflowChannel: c.keys.WorkflowEvents(),
+		Counts: nc.Counts,
 	}
 	if nc.Epoch != 0 {
-		req["epoch"] = strconv.FormatInt(nc.Epoch, 10)
+		req.Epoch = strconv.FormatInt(nc.Epoch, 10)
 	}
 	if len(nc.Grants) > 0 {
-		req["grants"] = flatten(nc.Grants)
+		req.Grants = flatten(nc.Grants)
 	}
 	if len(nc.Bids) > 0 {
 		bids := make(map[string]string, len(nc.Bids))
@@ -163,10 +154,10 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 			}
 			bids[agent] = string(b)
 		}
-		req["bids"] = flatten(bids)
+		req.Bids = flatten(bids)
 	}
 	if len(nc.Events) > 0 {
-		req["events"] = c.encodeEvents(nc.Events)
+		req.Events = c.encodeEvents(nc.Events)
 	}
 	byArtefact := c.keys.Claim(cl.ID)
 	if nc.ByArtefact {
@@ -181,9 +172,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	if err != nil {
 		return "", false, err
 	}
-	if len(inbox) > 0 {
-		req["inbox"] = inbox
-	}
+	req.Inbox = inbox
 	body, err := json.Marshal(req)
 	if err != nil {
 		return "", false, fmt.Errorf("blackboard: encode request: %w", err)
@@ -229,6 +218,33 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		return "", false, fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
 	}
 	return "", false, fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
+}
+
+// claimRequest is create_claim.lua's ARGV[1] (described there); a struct
+// rather than a map, because encoding/json sorts and boxes a map on every
+// claim.
+type claimRequest struct {
+	ID                string           `json:"id"`
+	ArtefactID        string           `json:"artefact_id"`
+	WorkflowID        string           `json:"workflow_id"`
+	Status            string           `json:"status"`
+	ByArtefact        bool             `json:"by_artefact"`
+	AddsItem          bool             `json:"adds_item"`
+	BidTimeoutMs      int64            `json:"bid_timeout_ms"`
+	TimerInMs         int64            `json:"timer_in_ms"`
+	ApprovalTimeoutMs int64            `json:"approval_timeout_ms"`
+	MaxArtefacts      int              `json:"max_artefacts"`
+	MaxDepth          int              `json:"max_depth"`
+	Depth             int              `json:"depth"`
+	MaxTokens         int64            `json:"max_tokens"`
+	ClaimChannel      string           `json:"claim_channel"`
+	WorkflowChannel   string           `json:"workflow_channel"`
+	Epoch             string           `json:"epoch,omitempty"`
+	Grants            []string         `json:"grants,omitempty"`
+	Bids              []string         `json:"bids,omitempty"`
+	Events            []map[string]any `json:"events,omitempty"`
+	Inbox             []inboxArg       `json:"inbox,omitempty"`
+	Counts            bool             `json:"counts,omitempty"`
 }
 
 // ClaimPatch lists the claim fields a transition sets; zero values are left

@@ -781,3 +781,23 @@ func TestGetClaims(t *testing.T) {
 		t.Errorf("GetClaimState with a wrong hint = %+v, %v", st, err)
 	}
 }
+
+// TestCreateClaimCountsHoldsASlot: a claim created with Counts (a
+// feedback claim continuing its parent's work) holds a scheduler slot from
+// creation; one without does not.
+func TestCreateClaimCountsHoldsASlot(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	raw := redistest.Raw(t)
+	g := startWorkflow(t, c)
+	for _, counts := range []bool{true, false} {
+		cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), AddsItem: true, Counts: counts})
+		held, err := raw.SIsMember(t.Context(), c.Keys().Running(), cl.ID).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held != counts {
+			t.Errorf("Counts=%v: claim in the scheduler's running set = %v", counts, held)
+		}
+	}
+}

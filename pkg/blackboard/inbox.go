@@ -61,8 +61,8 @@ type InboxEntry struct {
 // grant beyond the agent's capacity waits in priority order instead of
 // landing in the inbox; the shared capacity and control keys are appended
 // once.
-func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []map[string]any, error) {
-	out := make([]map[string]any, 0, len(msgs))
+func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []inboxArg, error) {
+	out := make([]inboxArg, 0, len(msgs))
 	shared := map[string]int{}
 	index := func(key string) int {
 		if i, ok := shared[key]; ok {
@@ -80,19 +80,19 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 			return nil, nil, fmt.Errorf("%w: inbox message kind %q", ErrInvalid, m.Kind)
 		}
 		fields := []string{"kind", string(m.Kind), "claim_id", m.ClaimID, "artefact_id", m.ArtefactID, "workflow_id", m.WorkflowID}
-		msg := map[string]any{"channel": c.keys.AgentEvents(m.Agent)}
+		msg := inboxArg{Channel: c.keys.AgentEvents(m.Agent)}
 		if m.Kind == MessageBidRequest {
-			msg["key"] = index(c.keys.Inbox(m.Agent))
+			msg.Key = index(c.keys.Inbox(m.Agent))
 			fields = append(fields, "type", m.ArtefactType, "structural_type", string(m.StructuralType), "produced_by_role", m.ProducedByRole)
 		} else {
-			msg["key"] = index(c.keys.AgentGrants(m.Agent))
+			msg.Key = index(c.keys.AgentGrants(m.Agent))
 			fields = append(fields, "grant", string(m.Grant), "token", m.Token)
 			if m.Attempt > 0 {
 				fields = append(fields, "attempt", strconv.Itoa(m.Attempt), "max_attempts", strconv.Itoa(m.MaxAttempts))
 			}
-			msg["gate"] = c.agentGate(m.Agent, index)
+			msg.Gate = c.agentGate(m.Agent, index)
 		}
-		msg["fields"] = fields
+		msg.Fields = fields
 		out = append(out, msg)
 	}
 	return keys, out, nil
@@ -100,17 +100,40 @@ func (c *Client) encodeInbox(keys []string, msgs []InboxMessage) ([]string, []ma
 
 // agentGate renders the gate of an agent's grants, adding its keys
 // through index.
-func (c *Client) agentGate(agent string, index func(string) int) map[string]any {
-	return map[string]any{
-		"agent":    agent,
-		"inbox":    index(c.keys.AgentGrants(agent)),
-		"running":  index(c.keys.AgentRunning(agent)),
-		"waiting":  index(c.keys.AgentWaiting(agent)),
-		"replicas": index(c.keys.AgentReplicas(agent)),
-		"capacity": index(c.keys.Capacity()),
-		"control":  index(c.keys.Control()),
-		"timers":   index(c.keys.Timers()),
+func (c *Client) agentGate(agent string, index func(string) int) *gateArg {
+	return &gateArg{
+		Agent:    agent,
+		Inbox:    index(c.keys.AgentGrants(agent)),
+		Running:  index(c.keys.AgentRunning(agent)),
+		Waiting:  index(c.keys.AgentWaiting(agent)),
+		Replicas: index(c.keys.AgentReplicas(agent)),
+		Capacity: index(c.keys.Capacity()),
+		Control:  index(c.keys.Control()),
+		Timers:   index(c.keys.Timers()),
 	}
+}
+
+// inboxArg is one message of a script's inbox list (lib.lua deliver):
+// its stream as a KEYS index, its pub/sub channel, its fields and, for a
+// grant, its agent's gate. Structs rather than maps: encoding/json sorts
+// and boxes maps on every claim.
+type inboxArg struct {
+	Key     int      `json:"key"`
+	Channel string   `json:"channel"`
+	Fields  []string `json:"fields"`
+	Gate    *gateArg `json:"gate,omitempty"`
+}
+
+// gateArg names, by KEYS index, the keys of an agent's slots (lib.lua).
+type gateArg struct {
+	Agent    string `json:"agent"`
+	Inbox    int    `json:"inbox"`
+	Running  int    `json:"running"`
+	Waiting  int    `json:"waiting"`
+	Replicas int    `json:"replicas"`
+	Capacity int    `json:"capacity"`
+	Control  int    `json:"control"`
+	Timers   int    `json:"timers"`
 }
 
 func decodeInbox(agent string, msgs []redis.XMessage) []InboxEntry {
