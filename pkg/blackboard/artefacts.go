@@ -33,9 +33,9 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: artefact: %s", ErrInvalid, fmt.Sprintf(format, args...))
 	}
-	for name, id := range map[string]string{"id": a.ID, "logical_id": a.LogicalID, "workflow_id": a.WorkflowID} {
-		if err := ValidateID(id); err != nil {
-			return bad("%s: %v", name, err)
+	for _, f := range [...]struct{ name, id string }{{"id", a.ID}, {"logical_id", a.LogicalID}, {"workflow_id", a.WorkflowID}} {
+		if err := ValidateID(f.id); err != nil {
+			return bad("%s: %v", f.name, err)
 		}
 	}
 	if a.ClaimID != "" {
@@ -75,14 +75,16 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 	// Every stored field must stay within what DecodeArtefact accepts, or
 	// the artefact would be written and then be unreadable (ErrCorrupt).
 	// MaxListLen ids are ~160 KB of JSON, over MaxFieldBytes.
-	if src, _ := json.Marshal(a.SourceArtefacts); len(src) > MaxFieldBytes {
-		return bad("source_artefacts is %d bytes as JSON, over the limit of %d", len(src), MaxFieldBytes)
+	if n := idListJSONBytes(a.SourceArtefacts); n > MaxFieldBytes {
+		return bad("source_artefacts is %d bytes as JSON, over the limit of %d", n, MaxFieldBytes)
 	}
 	if len(a.ProducedByAgent) > MaxFieldBytes {
 		return bad("produced_by_agent is %d bytes, over the limit of %d", len(a.ProducedByAgent), MaxFieldBytes)
 	}
-	if meta, _ := json.Marshal(a.Metadata); len(meta) > MaxFieldBytes {
-		return bad("metadata is %d bytes, over the limit of %d", len(meta), MaxFieldBytes)
+	if metadataJSONBound(a.Metadata) > MaxFieldBytes { // only then is the exact size worth an encoding
+		if meta, _ := json.Marshal(a.Metadata); len(meta) > MaxFieldBytes {
+			return bad("metadata is %d bytes, over the limit of %d", len(meta), MaxFieldBytes)
+		}
 	}
 	if a.Memory != "" {
 		if len(a.Memory) > MaxFieldBytes || !json.Valid([]byte(a.Memory)) || a.Memory[0] != '{' {
@@ -93,6 +95,31 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 		}
 	}
 	return nil
+}
+
+// idListJSONBytes is the size of ids encoded as a JSON list. ValidateID
+// keeps ids to characters JSON never escapes, so it is exact for valid ids
+// (ValidateArtefact checks those first); the encoding itself is the hot
+// path's, not worth doing twice.
+func idListJSONBytes(ids []string) int {
+	n := 2 // []
+	for i, id := range ids {
+		n += len(id) + 2 // quotes
+		if i > 0 {
+			n++ // comma
+		}
+	}
+	return n
+}
+
+// metadataJSONBound bounds the size of meta encoded as a JSON object from
+// above: every byte escaped as \u00XX, plus quotes, colon and comma.
+func metadataJSONBound(meta map[string]string) int {
+	n := 4 // {} or null
+	for k, v := range meta {
+		n += 6*(len(k)+len(v)) + 6
+	}
+	return n
 }
 
 // CreateArtefact writes a new artefact with its thread entry, indexes,
