@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/internal/tiedchild"
 )
 
 // daemonProcess is one started sett-orchestrator or sett-cub, with its log
@@ -45,13 +46,15 @@ func startDaemon(name string, argv, env []string, dir string) (*daemonProcess, e
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Tied to the harness: its own tool runs (the floor step) end threads,
+	// which would kill a daemon forked on one of them.
+	waited, err := tiedchild.Start(cmd)
+	if err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("bench: start %s: %w", name, err)
 	}
 	p.cmd, p.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(p.exited) }()
+	go func() { <-waited; logf.Close(); close(p.exited) }()
 	return p, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/settdev/sett/internal/tiedchild"
 )
 
 // process is a daemon the campaign can kill and start again with the
@@ -52,8 +54,11 @@ func (p *process) start(ctx context.Context) error {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(p.argv[0], append([]string{"--http-addr", addr}, p.argv[1:]...)...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = p.env, p.dir, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Tied to the campaign: a thread the campaign ends (redistest's server
+	// restarts did) would otherwise kill the daemon forked on it, an exit
+	// no fault caused.
+	waited, err := tiedchild.Start(cmd)
+	if err != nil {
 		logf.Close()
 		return fmt.Errorf("chaos: start %s: %w", p.name, err)
 	}
@@ -62,7 +67,7 @@ func (p *process) start(ctx context.Context) error {
 	p.cmd, p.exited, p.httpAddr, p.killing = cmd, exited, addr, false
 	p.mu.Unlock()
 	go func() {
-		_ = cmd.Wait()
+		<-waited
 		logf.Close()
 		p.mu.Lock()
 		if !p.killing {

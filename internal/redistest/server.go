@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/tiedchild"
 )
 
 // Server is a redis-server child process on a loopback port. Its data
@@ -32,7 +33,7 @@ type Server struct {
 	tls        *TLSFiles
 	sentinel   bool
 	cmd        *exec.Cmd
-	exited     chan struct{}
+	exited     <-chan struct{}
 }
 
 // ServerOptions configure NewServer.
@@ -157,25 +158,11 @@ func (s *Server) start(bin string) error {
 		args = append(args, "--sentinel")
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, _ := cmd.StdoutPipe() // --logfile "" sends the log to stdout
-	// Pdeathsig fires when the thread that forked the server exits, not the
-	// process: start and wait on one goroutine locked to its thread, so that
-	// no other goroutine of the test process (a cub running in-process,
-	// whose tool runs end locked threads) can take that thread with it.
-	startErr := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		goruntime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		startErr <- nil
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	if err := <-startErr; err != nil {
+	// Tied to the test process: no goroutine of it that ends its thread (a
+	// cub running in-process retires tool spawners) can kill the server.
+	exited, err := tiedchild.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}
 	var out strings.Builder
