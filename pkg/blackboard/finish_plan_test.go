@@ -177,6 +177,7 @@ func TestResultLeavesItsClaimToTheOrchestrator(t *testing.T) {
 		finish bool
 		st     blackboard.StructuralType
 		memory string
+		other  bool // the result names another running workflow than its claim's
 		before func(t *testing.T, c *blackboard.Client, g *blackboard.Artefact, cl *blackboard.Claim)
 	}{
 		{name: "no finish plan", st: blackboard.StructuralTerminal},
@@ -194,6 +195,8 @@ func TestResultLeavesItsClaimToTheOrchestrator(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		{name: "a result naming another workflow", finish: true, st: blackboard.StructuralTerminal,
+			other: true},
 		{name: "the workflow ended", finish: true, st: blackboard.StructuralTerminal,
 			before: func(t *testing.T, c *blackboard.Client, g *blackboard.Artefact, cl *blackboard.Claim) {
 				if _, err := c.EndWorkflow(t.Context(), g.ID, blackboard.WorkflowCancelled, "stopped", 1); err != nil {
@@ -211,6 +214,9 @@ func TestResultLeavesItsClaimToTheOrchestrator(t *testing.T) {
 			}
 			res := resultOf(g, cl, tc.st)
 			res.Memory = tc.memory
+			if tc.other {
+				res.WorkflowID = startWorkflow(t, c).ID
+			}
 			create(t, c, res, blackboard.WriteAuth{GrantToken: "1"})
 
 			got, err := c.GetClaim(t.Context(), cl.ID)

@@ -70,7 +70,7 @@
 -- orchestrator created it under (its consent); the script completes only
 -- while that epoch is the stored one, the claim is an exclusive grant
 -- (pending_exclusive) of this very agent and not a learn claim, the
--- workflow runs, the result is no Failure, carries no memory to merge and
+-- result names the claim's workflow and that workflow runs, the result is no Failure, carries no memory to merge and
 -- the agent has no failure on record. Then the claim goes to complete
 -- with what the orchestrator's transition writes (status, rev, reason,
 -- indexes, timer, scheduler slot, claim_transitioned and claim_completed
@@ -214,8 +214,8 @@ local function complete_claim()
     return false
   end
   local c = redis.call('HMGET', KEYS[24], 'status', 'finish_plan', 'granted_exclusive_agent', 'kind', 'rev',
-    'updated_at_ms', 'artefact_id')
-  if c[1] ~= 'pending_exclusive' or not c[2] or c[3] ~= req.agent or c[4] == 'learn' then
+    'updated_at_ms', 'artefact_id', 'workflow_id')
+  if c[1] ~= 'pending_exclusive' or not c[2] or c[3] ~= req.agent or c[4] == 'learn' or c[8] ~= req.workflow_id then
     return false
   end
   local stored = redis.call('GET', KEYS[11])
