@@ -289,7 +289,7 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 			Strs("agents", agents).Msg("claim granted")
 		return nil
 	}
-	reason := "All phases complete."
+	reason := allPhasesComplete
 	if cl.Status == blackboard.ClaimPendingConsensus {
 		a.countBids(bids, len(silent))
 		a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
@@ -396,7 +396,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		if err := a.mergeMemory(ctx, b, nil); err != nil {
 			return err
 		}
-		reason := "All phases complete."
+		reason := allPhasesComplete
 		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
 	}
@@ -556,6 +556,11 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	return nil
 }
 
+// allPhasesComplete is the completion reason of a claim whose phases all
+// ended; create_artefact.lua writes the same words when a result
+// completes its claim.
+const allPhasesComplete = "All phases complete."
+
 // CompletedByResult counts and logs a claim its result completed in its
 // own script (a claim_completed_by_result entry), as finish does for the
 // claims the orchestrator completes: nothing is left to write.
@@ -568,7 +573,7 @@ func (a *ClaimAdvancer) CompletedByResult(ev blackboard.Event) {
 		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
 	}
 	a.log.Info().Str("claim_id", ev.ClaimID).Str("workflow_id", ev.WorkflowID).Str("status", string(blackboard.ClaimComplete)).
-		Str("reason", "All phases complete.").Str("completed_by", "result").Msg("claim finished")
+		Str("reason", allPhasesComplete).Str("completed_by", "result").Msg("claim finished")
 }
 
 // transition applies t under the current epoch. A stale status means

@@ -228,13 +228,8 @@ local function complete_claim()
   local id, wf, reason = req.claim_id, req.workflow_id, 'All phases complete.'
   redis.call('HSET', KEYS[24], 'status', 'complete', 'rev', tostring((tonumber(c[5] or '0') or 0) + 1),
     'updated_at_ms', ts_s, 'completion_reason', reason)
-  redis.call('HDEL', KEYS[24], 'finish_plan', 'waiting_since_ms', 'waiting_reason')
-  redis.call('ZREM', KEYS[25], id)
-  redis.call('ZREM', KEYS[21], id)
-  redis.call('ZREM', KEYS[27], wait_member(redis.call('HGET', KEYS[7], 'started_at_ms'), id))
-  if redis.call('SREM', KEYS[26], id) == 1 and redis.call('ZCARD', KEYS[27]) > 0 then
-    enqueue(KEYS[12], 'capacity_freed', {'claim_id', id, 'ts', ts_s})
-  end
+  unschedule({claim = 24, active = 25, timers = 21, waiting = 27, running = 26, queue = 12}, id,
+    wait_member(redis.call('HGET', KEYS[7], 'started_at_ms'), id), ts)
   emit(KEYS[6], req.claim_channel, 'claim_transitioned', ts, {
     'claim_id', id, 'workflow_id', wf, 'from', 'pending_exclusive', 'to', 'complete'})
   emit(KEYS[6], req.claim_channel, 'claim_completed', ts, {

@@ -261,6 +261,22 @@ local function close_item(wf_key, stream, channel, wf_id, ts, queue)
   return false
 end
 
+-- unschedule takes a claim that reached a final status out of the
+-- scheduler and the orchestrator's sight: the active index, the timers,
+-- the waiting claims (member: its wait_member) and the running set, and
+-- drops the claim's waiting fields and its spent finish plan. A slot freed
+-- while claims wait for one wakes the orchestrator (capacity_freed).
+-- k names, by KEYS index: claim, active, timers, waiting, running, queue.
+local function unschedule(k, claim_id, member, ts)
+  redis.call('ZREM', KEYS[k.active], claim_id)
+  redis.call('ZREM', KEYS[k.timers], claim_id)
+  redis.call('ZREM', KEYS[k.waiting], member)
+  redis.call('HDEL', KEYS[k.claim], 'waiting_since_ms', 'waiting_reason', 'finish_plan')
+  if redis.call('SREM', KEYS[k.running], claim_id) == 1 and redis.call('ZCARD', KEYS[k.waiting]) > 0 then
+    enqueue(KEYS[k.queue], 'capacity_freed', {'claim_id', claim_id, 'ts', tostring(ts)})
+  end
+end
+
 -- ack_inbox acknowledges and deletes an agent's handled inbox entry in the
 -- same step as its effect, so a cub never redoes finished work and never
 -- needs a round trip of its own for the acknowledgement.

@@ -170,14 +170,7 @@ if req.from == 'pending_approval' and req.to ~= 'pending_approval' then
 end
 local bid_timeout = tonumber(req.bid_timeout_ms or 0)
 if final then
-  redis.call('ZREM', KEYS[2], req.id)
-  redis.call('ZREM', KEYS[5], req.id)
-  redis.call('ZREM', KEYS[14], member)
-  redis.call('HDEL', KEYS[1], 'waiting_since_ms', 'waiting_reason', 'finish_plan')
-  if redis.call('SREM', KEYS[13], req.id) == 1 and redis.call('ZCARD', KEYS[14]) > 0 then
-    -- A slot is free and claims wait for one: wake the orchestrator.
-    enqueue(KEYS[9], 'capacity_freed', {'claim_id', req.id, 'ts', tostring(ts)})
-  end
+  unschedule({claim = 1, active = 2, timers = 5, waiting = 14, running = 13, queue = 9}, req.id, member, ts)
   if req.release ~= nil and req.release ~= cjson.null then
     for _, r in ipairs(req.release) do
       -- The grant is over: its slot frees for the agent's next waiting
