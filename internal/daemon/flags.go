@@ -88,3 +88,22 @@ func EnvOr(name, def string) string {
 	}
 	return def
 }
+
+// Setup loads the configuration (Load) and builds the daemon's loggers:
+// base, without a component, for its services, which name themselves,
+// and log, the component's own, which reports the configuration's
+// warnings. Every error is a *UsageError.
+func (c *Flags) Setup(out io.Writer, component string) (cfg *config.Config, base, log zerolog.Logger, err error) {
+	cfg, warnings, err := c.Load()
+	if err != nil {
+		return nil, base, log, err
+	}
+	if base, err = c.Logger(out, "", cfg.Instance); err != nil {
+		return nil, base, log, err
+	}
+	log = base.With().Str("component", component).Logger()
+	for _, w := range warnings {
+		log.Warn().Str("config", c.ConfigPath).Msg(w)
+	}
+	return cfg, base, log, nil
+}

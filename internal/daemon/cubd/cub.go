@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/settdev/sett/internal/cub"
@@ -34,7 +33,9 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	if err := daemon.HideEnvironment(); err != nil {
 		return fmt.Errorf("cub: hide the environment from tools: %w", err)
 	}
-	cfg, warnings, err := c.Load()
+	// The cub's services name themselves (component inbox_loop, ...); the
+	// daemon's own lines are the "cub" component.
+	cfg, base, log, err := c.Setup(logOut, "cub")
 	if err != nil {
 		return err
 	}
@@ -51,17 +52,6 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	if len(set.Command) == 0 {
 		set.Command = fs.Args()
-	}
-	// The cub's services name themselves (component inbox_loop, ...): they
-	// get a base logger without a component, so every line carries the
-	// key once; the daemon's own lines are the "cub" component.
-	base, err := c.Logger(logOut, "", cfg.Instance)
-	if err != nil {
-		return err
-	}
-	log := base.With().Str("component", "cub").Logger()
-	for _, w := range warnings {
-		log.Warn().Str("config", c.ConfigPath).Msg(w)
 	}
 	if err := isolateTools(ctx, &set, log); err != nil {
 		return err
@@ -81,22 +71,15 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	srv.AddReadyCheck("cub", cb.Ready)
 	log.Info().Str("agent", *agent).Str("http_addr", srv.Addr()).Str("workspace", *workspace).Msg("cub starting")
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	background := []func(context.Context){func(ctx context.Context) {
 		daemon.ReleaseStartupMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, cb.Beat, log)
-	}()
+	}}
 	if os.Getpid() == 1 {
 		// PID 1 of a container adopts every orphan: reap them, or their
 		// zombies pile up against the pids limit.
-		wg.Add(1)
-		go func() { defer wg.Done(); tool.ReapOrphans(ctx) }()
+		background = append(background, tool.ReapOrphans)
 	}
-	err = cb.Run(ctx)
-	wg.Wait()
+	err = daemon.Serve(ctx, srv, cb.Run, background...)
 	log.Info().Msg("cub stopped")
 	return err
 }

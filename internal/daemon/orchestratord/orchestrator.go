@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/settdev/sett/internal/daemon"
@@ -41,20 +40,11 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	if strings.Contains(*id, "#") {
 		return &daemon.UsageError{Err: fmt.Errorf("--id %q: an orchestrator id cannot contain '#' (the lease holds <id>#<boot>)", *id)}
 	}
-	cfg, warnings, err := c.Load()
+	// The orchestrator's services each log as their own component; the
+	// daemon's own lines are the "orchestrator" component.
+	cfg, base, log, err := c.Setup(logOut, "orchestrator")
 	if err != nil {
 		return err
-	}
-	// The orchestrator's services each log as their own component, so
-	// they get a base logger without one; the daemon's own lines are the
-	// "orchestrator" component.
-	base, err := c.Logger(logOut, "", cfg.Instance)
-	if err != nil {
-		return err
-	}
-	log := base.With().Str("component", "orchestrator").Logger()
-	for _, w := range warnings {
-		log.Warn().Str("config", c.ConfigPath).Msg(w)
 	}
 	addr := c.HTTPAddr
 	if addr == "" {
@@ -100,13 +90,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 		return nil
 	})
 	log.Info().Str("http_addr", srv.Addr()).Strs("agents", cfg.AgentNames()).Msg("orchestrator starting")
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); daemon.ReleaseStartupMemory(ctx, o.Started, nil, log) }()
-	err = o.Run(ctx)
-	wg.Wait()
+	err = daemon.Serve(ctx, srv, o.Run, func(ctx context.Context) { daemon.ReleaseStartupMemory(ctx, o.Started, nil, log) })
 	log.Info().Msg("orchestrator stopped")
 	return err
 }
