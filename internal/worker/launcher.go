@@ -104,7 +104,7 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 	go func() {
 		out := orDiscard(l.Stdout)
 		if l.Spec.MaxOutput > 0 {
-			out = &cappedWriter{w: out, limit: l.Spec.MaxOutput, over: func() { l.remove(ctx, id) }}
+			out = &cappedWriter{w: out, limit: l.Spec.MaxOutput, over: func() { l.removeDraining(ctx, id, att.Reader) }}
 		}
 		_, err := stdcopy.StdCopy(out, orDiscard(l.Stderr), att.Reader)
 		relayed <- err
@@ -162,6 +162,17 @@ func (l *Launcher) remove(ctx context.Context, id string) {
 		// (A conflict: someone, such as sett down, is removing it already.)
 		fmt.Fprintf(orDiscard(l.Stderr), "sett-worker: could not remove worker container %s (sett down removes it): %v\n", short(id), err)
 	}
+}
+
+// removeDraining removes the worker while it keeps reading the worker's
+// output stream into nothing. Without the reader, Docker blocks writing
+// the dying worker's output to the attach connection, cannot finish the
+// worker's exit, and the removal hangs to its timeout with the worker
+// still there. The drain ends with the stream (the worker is gone) or
+// when Run closes the connection.
+func (l *Launcher) removeDraining(ctx context.Context, id string, stream io.Reader) {
+	go func() { _, _ = io.Copy(io.Discard, stream) }()
+	l.remove(ctx, id)
 }
 
 // WorkerEnv is the worker's environment built from the launcher's own,
