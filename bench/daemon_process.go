@@ -224,3 +224,37 @@ func tail(path string, n int) string {
 	}
 	return string(b)
 }
+
+// sampleProcs reads every process once, in order.
+func sampleProcs(procs []*daemonProcess) ([]procSample, error) {
+	out := make([]procSample, len(procs))
+	for i, p := range procs {
+		var err error
+		if out[i], err = readProc(p.Pid()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cpuPercent is the share of one core a process used between two samples.
+func cpuPercent(first, last procSample) float64 {
+	window := last.At.Sub(first.At).Seconds()
+	return float64(last.CPUTicks-first.CPUTicks) / clockTicks / window * 100
+}
+
+// rssBreakdown splits each process's RSS of the samples last into its
+// parts, with its Pss read now.
+func rssBreakdown(name, title string, procs []*daemonProcess, last []procSample) (Breakdown, error) {
+	b := Breakdown{Name: name, Title: title,
+		Columns: []string{"PROCESS", "VmRSS", "RssAnon (heap, stacks)", "RssFile (binary text/data)", "Pss (shared pages divided)"}}
+	mb := func(kib int64) string { return formatValue(float64(kib) * 1024 / 1e6) }
+	for i, p := range procs {
+		pss, err := readPssKiB(p.Pid())
+		if err != nil {
+			return Breakdown{}, err
+		}
+		b.Rows = append(b.Rows, []string{p.Name, mb(last[i].RSSKiB), mb(last[i].RSSAnonKiB), mb(last[i].RSSFileKiB), mb(pss)})
+	}
+	return b, nil
+}

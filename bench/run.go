@@ -26,6 +26,9 @@ type runner struct {
 	scriptNames map[string]string
 	figures     map[string]Figure
 	report      *Report
+	// longIdleStack is the stack the idle-long step reads, started
+	// before the other steps.
+	longIdleStack *longIdleStack
 }
 
 // figureOrder is the order of the table: SPEC §16's order of targets.
@@ -39,6 +42,7 @@ var figureOrder = []string{
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"hoard_first_page_100k", "resolve_short_id_100k",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
+	"long_idle_rss_orchestrator", "long_idle_rss_cub", "long_idle_cpu_orchestrator", "long_idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
 	"orchestrator_recovery",
 	"vault_file_to_goal", "vault_decision_to_applied",
@@ -78,9 +82,25 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if r.scriptNames, err = loadScriptNames(r.root); err != nil {
 		return Report{}, err
 	}
+	selected := func(key string) bool { return len(opts.Only) == 0 || slices.Contains(opts.Only, key) }
+	startLongIdle := selected("idle-long")
+	defer func() {
+		if r.longIdleStack != nil {
+			r.longIdleStack.stack.Close()
+		}
+	}()
 	for _, step := range r.steps() {
-		if len(opts.Only) > 0 && !slices.Contains(opts.Only, step.key) {
+		if !selected(step.key) {
 			continue
+		}
+		if startLongIdle && step.key != "idle" {
+			// Up as early as it can be without sharing the idle step's
+			// window, so that it has been idle long by the end of the run.
+			startLongIdle = false
+			r.progress("long-idle stack: starting; read at the end of the run")
+			if r.longIdleStack, err = r.startLongIdle(ctx); err != nil {
+				return Report{}, fmt.Errorf("long idle: %w", err)
+			}
 		}
 		r.progress("%s ...", step.name)
 		t := time.Now()
@@ -129,6 +149,7 @@ func (r *runner) steps() []step {
 		{"recovery", "orchestrator recovery", r.recovery},
 		{"vault", "vault", r.vaultLatency},
 		{"retention", "retention", r.retention},
+		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }
 

@@ -40,16 +40,7 @@ func (r *runner) idle(ctx context.Context, s *stack) error {
 		return err
 	}
 	procs := s.Processes()
-	sample := func() ([]procSample, error) {
-		out := make([]procSample, len(procs))
-		for i, p := range procs {
-			var err error
-			if out[i], err = readProc(p.Pid()); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
+	sample := func() ([]procSample, error) { return sampleProcs(procs) }
 	stats0, err := readRedisStats(ctx, s.Raw)
 	if err != nil {
 		return err
@@ -98,8 +89,7 @@ observe:
 	var cubRSS, cubCPU []float64
 	var orchCPU float64
 	for i, p := range procs {
-		window := last[i].At.Sub(first[i].At).Seconds()
-		cpu := float64(last[i].CPUTicks-first[i].CPUTicks) / clockTicks / window * 100
+		cpu := cpuPercent(first[i], last[i])
 		if p == s.Orchestrator {
 			orchCPU = cpu
 			continue
@@ -121,15 +111,9 @@ observe:
 	f = NewFigure("idle_cpu_cub", "cub idle CPU", "% of a core", "cubs", cubCPU, "≤ 0.1 %", Check{Stat: StatMax, Value: 0.1})
 	f.Note = "as above, one sample per cub; judged on max"
 	r.add(f)
-	mem := Breakdown{Name: "idle_rss", Title: "Idle RSS by process at the end of the window (MB = 10^6 bytes)",
-		Columns: []string{"PROCESS", "VmRSS", "RssAnon (heap, stacks)", "RssFile (binary text/data)", "Pss (shared pages divided)"}}
-	for i, p := range procs {
-		mb := func(kib int64) string { return formatValue(float64(kib) * 1024 / 1e6) }
-		pss, err := readPssKiB(p.Pid())
-		if err != nil {
-			return err
-		}
-		mem.Rows = append(mem.Rows, []string{p.Name, mb(last[i].RSSKiB), mb(last[i].RSSAnonKiB), mb(last[i].RSSFileKiB), mb(pss)})
+	mem, err := rssBreakdown("idle_rss", "Idle RSS by process at the end of the window (MB = 10^6 bytes)", procs, last)
+	if err != nil {
+		return err
 	}
 	r.report.Breakdowns = append(r.report.Breakdowns, mem)
 	d := stats1.Sub(stats0)
