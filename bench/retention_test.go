@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -27,16 +26,9 @@ func TestRetentionScenario(t *testing.T) {
 	if d := os.Getenv("BENCH_KEEP_DIR"); d != "" {
 		workDir = d
 	}
-	r := &runner{opts: opts, figures: map[string]Figure{}, report: &Report{Options: opts}, workDir: workDir}
-	var err error
-	if r.root, err = findRepoRoot(); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if r.bins, err = buildBinaries(ctx, r.root, filepath.Join(r.workDir, "bin")); err != nil {
-		t.Fatal(err)
-	}
+	r := scenarioRunner(ctx, t, opts, workDir)
 	if err := r.retention(ctx); err != nil {
 		t.Fatal(err)
 	}

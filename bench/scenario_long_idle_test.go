@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -20,14 +19,8 @@ func TestLongIdleReadsAfterTheWholeWindow(t *testing.T) {
 	opts := SmokeOptions().withDefaults()
 	opts.LongIdle = 3 * time.Second
 	opts.Progress = testLog{t}
-	r := &runner{opts: opts, workDir: t.TempDir(), figures: map[string]Figure{}, report: &Report{}}
-	root, err := findRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.bins, err = buildBinaries(ctx, root, filepath.Join(r.workDir, "bin")); err != nil {
-		t.Fatal(err)
-	}
+	r := scenarioRunner(ctx, t, opts, t.TempDir())
+	var err error
 	if r.longIdleStack, err = r.startLongIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
