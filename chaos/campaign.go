@@ -66,6 +66,9 @@ type campaign struct {
 	orch   *process
 	cubs   []*process
 	stamps string
+	// cubDeaths maps the pid of each cub a fault killed to when it was
+	// reaped (Unix ns), for the double-run check.
+	cubDeaths map[int]int64
 
 	mu       sync.Mutex
 	posted   []string
@@ -79,7 +82,7 @@ type campaign struct {
 func Run(ctx context.Context, opts Options) (Report, error) {
 	opts = opts.withDefaults()
 	c := &campaign{opts: opts, rng: mrand.New(mrand.NewPCG(uint64(opts.Seed), 0x5e77)),
-		recovery: map[FaultKind][]time.Duration{}, injected: map[FaultKind]int{}}
+		recovery: map[FaultKind][]time.Duration{}, injected: map[FaultKind]int{}, cubDeaths: map[int]int64{}}
 	var err error
 	if c.dir = opts.WorkDir; c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "sett-chaos-*"); err != nil {
@@ -309,7 +312,11 @@ func (c *campaign) inject(ctx context.Context, kind FaultKind) error {
 		}
 	case KillCub:
 		p := c.cubs[c.rng.IntN(len(c.cubs))]
+		pid := p.pid()
 		p.kill()
+		// kill returns once the cub is reaped: the kernel sent its tools
+		// their parent-death SIGKILL before that.
+		c.cubDeaths[pid] = time.Now().UnixNano()
 		if err := p.start(ctx); err != nil {
 			return err
 		}

@@ -45,7 +45,7 @@ func (c *campaign) check(ctx context.Context) (Report, error) {
 		}
 	}
 	var err error
-	if r.DoubleRuns, err = doubleRuns(c.stamps); err != nil {
+	if r.DoubleRuns, err = doubleRuns(c.stamps, c.cubDeaths); err != nil {
 		return r, err
 	}
 	// What is in flight when the last workflow ends (a late bid request,
@@ -125,8 +125,12 @@ func (c *campaign) checkThreads(ctx context.Context, id string, completed bool, 
 // doubleRuns reads the stamps file and counts grants (claim, agent) with
 // two runs whose [start, end] overlap. A run without an end stamp (its
 // process was killed) lasted until its last alive stamp ("A", written
-// every aliveStep while the tool sleeps) plus one step.
-func doubleRuns(path string) (int, error) {
+// every aliveStep while the tool sleeps) plus one step, or until its cub
+// was reaped when the campaign killed that cub (cubDeaths: pid → Unix
+// ns) earlier: the kernel kills a cub's tools as the cub dies. Without
+// the second bound, a cub restarted and re-running its grant within one
+// step of the kill passed for a double run.
+func doubleRuns(path string, cubDeaths map[int]int64) (int, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return 0, nil
@@ -135,12 +139,12 @@ func doubleRuns(path string) (int, error) {
 		return 0, fmt.Errorf("chaos: %w", err)
 	}
 	defer f.Close()
-	type run struct{ start, end, alive int64 }
+	type run struct{ start, end, alive, parent int64 }
 	runs := map[string]map[string]*run{} // grant → pid → run
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) != 5 {
+		if len(fs) != 6 {
 			continue
 		}
 		grant, pid := fs[1]+" "+fs[2], fs[3]
@@ -153,6 +157,7 @@ func doubleRuns(path string) (int, error) {
 			r = &run{}
 			runs[grant][pid] = r
 		}
+		r.parent, _ = strconv.ParseInt(fs[5], 10, 64)
 		switch fs[0] {
 		case "S":
 			r.start = ts
@@ -171,6 +176,9 @@ func doubleRuns(path string) (int, error) {
 		for _, r := range byPid {
 			if r.end == 0 {
 				r.end = max(r.start, r.alive) + int64(aliveStep)
+				if died, ok := cubDeaths[int(r.parent)]; ok && died >= r.start {
+					r.end = min(r.end, died)
+				}
 			}
 			list = append(list, r)
 		}

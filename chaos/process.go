@@ -120,6 +120,16 @@ func (p *process) kill() {
 	<-exited
 }
 
+// pid is the process id of the running process, or 0.
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // alive reports whether the process is running.
 func (p *process) alive() bool {
 	p.mu.Lock()

@@ -61,7 +61,10 @@ func run(mode, typ, stamps string, sleepMax time.Duration) int {
 			return
 		}
 		defer f.Close()
-		fmt.Fprintf(f, "%s %s %s %d %d\n", kind, doc.ClaimID, doc.Agent, os.Getpid(), time.Now().UnixNano())
+		// The parent is the cub: when the campaign kills it, the kernel
+		// kills this run too (the parent-death signal), and the checker
+		// ends the run there.
+		fmt.Fprintf(f, "%s %s %s %d %d %d\n", kind, doc.ClaimID, doc.Agent, os.Getpid(), time.Now().UnixNano(), os.Getppid())
 	}
 	stamp("S")
 	if sleepMax > 0 {
