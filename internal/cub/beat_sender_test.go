@@ -38,9 +38,32 @@ func TestBeatSenderRunsEveryCallOnItsOwnGoroutineWhileStarted(t *testing.T) {
 	defer cancel()
 	s.start(ctx)
 	for i := 0; i < 3; i++ {
+		// A call's result reaches runOn just before serve marks itself
+		// idle again: a call handed over in between would rightly run on
+		// a goroutine of its own (the sender is busy), so wait for it.
+		waitIdle(t, s)
 		if !runOn(t, s) {
 			t.Fatalf("call %d after start ran on a goroutine of its own, want the sender's", i)
 		}
+	}
+}
+
+// waitIdle returns once s waits for a call, failing the test if it does
+// not within a minute.
+func waitIdle(t *testing.T, s *beatSender) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s.mu.Lock()
+		idle := s.idle
+		s.mu.Unlock()
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sender never became idle")
+		}
+		runtime.Gosched()
 	}
 }
 
