@@ -39,18 +39,11 @@ func (r *runner) startLongIdle(ctx context.Context) (*longIdleStack, error) {
 	return l, nil
 }
 
-// longIdle waits until the long-idle stack (started by Run, or now when
-// it was not) has been idle for Options.LongIdle, then reads the RSS of
-// its daemons and their CPU over the whole time.
+// longIdle waits until the long-idle stack, which Run started before the
+// first step after the idle one, has been idle for Options.LongIdle, then
+// reads the RSS of its daemons and their CPU over the whole time.
 func (r *runner) longIdle(ctx context.Context) error {
 	l := r.longIdleStack
-	if l == nil {
-		var err error
-		if l, err = r.startLongIdle(ctx); err != nil {
-			return err
-		}
-		r.longIdleStack = l
-	}
 	if err := wait(ctx, time.Until(l.ready.Add(r.opts.LongIdle))); err != nil {
 		return err
 	}

@@ -70,8 +70,9 @@
 -- orchestrator created it under (its consent); the script completes only
 -- while that epoch is the stored one, the claim is an exclusive grant
 -- (pending_exclusive) of this very agent and not a learn claim, the
--- result names the claim's workflow and that workflow runs, the result is no Failure, carries no memory to merge and
--- the agent has no failure on record. Then the claim goes to complete
+-- result names the claim's workflow and that workflow runs, the result
+-- is no Failure and carries no memory to merge, and the agent has no
+-- failure on record. Then the claim goes to complete
 -- with what the orchestrator's transition writes (status, rev, reason,
 -- indexes, timer, scheduler slot, claim_transitioned and claim_completed
 -- events, the workflow's open item), and the orchestrator only gets a
