@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,7 +108,13 @@ func loadArtefactView(ctx context.Context, bb *blackboard.Client, id string) (*a
 		return nil, err
 	}
 	v.Results = slices.DeleteFunc(v.Results, func(r *blackboard.Artefact) bool { return r == nil })
-	sortOldestFirst(v.Results)
+	// Results were gathered in causal order (the claim's outputs, then its
+	// rework's); a stable sort by time keeps that order for artefacts
+	// written in the same millisecond, where an ID tie-break would put a
+	// rework before the review that asked for it.
+	slices.SortStableFunc(v.Results, func(x, y *blackboard.Artefact) int {
+		return cmp.Compare(x.CreatedAtMs, y.CreatedAtMs)
+	})
 	v.ResultIDs = v.ResultIDs[:0]
 	for _, r := range v.Results {
 		v.ResultIDs = append(v.ResultIDs, r.ID)
