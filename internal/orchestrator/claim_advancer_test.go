@@ -26,7 +26,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, set Settings) *fixture {
 	t.Helper()
-	bb := redistest.Client(t)
+	return newFixtureOn(t, set, redistest.Client(t))
+}
+
+// newFixtureOn is newFixture on a client of the caller's (one whose
+// connections the test can find and kill).
+func newFixtureOn(t *testing.T, set Settings, bb *blackboard.Client) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	for name, role := range set.Agents {
 		if err := bb.RegisterAgent(ctx, blackboard.Registration{Name: name, Role: role, Consumer: "test"}, time.Hour); err != nil {

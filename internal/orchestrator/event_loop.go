@@ -64,9 +64,26 @@ func (l *EventLoop) Run(ctx context.Context) error {
 		return err
 	}
 	lastSweep := time.Now()
+	// lostReplies: a read failed or a connection broke while it ran, so
+	// Redis may have delivered entries to this consumer whose reply went
+	// nowhere (a partition dropping what Redis sends, a connection cut
+	// while the read blocked); a read of new entries never returns them.
+	// They are read back from the pending list as soon as Redis answers,
+	// not at the next sweep.
+	lostReplies := false
 	for ctx.Err() == nil {
-		events, err := ec.Next(ctx, l.takeAcks(), 256, blackboard.MaxPipelinedBlock)
+		if lostReplies {
+			if err := l.handlePending(ctx, ec); err == nil {
+				lostReplies = false
+			}
+		}
+		acks := l.takeAcks()
+		events, err := ec.Next(ctx, acks, 256, blackboard.MaxPipelinedBlock)
+		lostReplies = lostReplies || ec.LostReplies()
 		if err != nil {
+			// The acknowledgements may not have reached Redis: they go
+			// again with the next read (acknowledging twice is harmless).
+			l.requeueAcks(acks)
 			if ctx.Err() != nil {
 				break
 			}
@@ -107,6 +124,16 @@ func (l *EventLoop) handlePending(ctx context.Context, ec *blackboard.EventConsu
 		l.dispatch(ctx, ev)
 	}
 	return nil
+}
+
+// requeueAcks puts back acknowledgements whose sending failed.
+func (l *EventLoop) requeueAcks(acks []string) {
+	if len(acks) == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.acks = append(acks, l.acks...)
+	l.mu.Unlock()
 }
 
 func (l *EventLoop) takeAcks() []string {

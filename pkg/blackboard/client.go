@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,6 +48,8 @@ type Client struct {
 	// waitReplicas and waitTimeout: see Options.WaitReplicas.
 	waitReplicas int
 	waitTimeout  time.Duration
+	// failedReads counts failed socket reads (see read_watch.go).
+	failedReads *atomic.Uint64
 }
 
 // New wraps an existing go-redis client, checks the connection and preloads
@@ -85,6 +88,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 
 		waitReplicas: opts.WaitReplicas,
 		waitTimeout:  opts.WaitTimeout,
+		failedReads:  watchReads(rdb),
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()

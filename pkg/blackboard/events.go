@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -265,6 +266,8 @@ type EventConsumer struct {
 	// trim deletes acknowledged entries (the orchestrator's queue, whose
 	// history lives in the audit stream).
 	trim bool
+	// lost: see LostReplies.
+	lost atomic.Bool
 }
 
 // EventConsumer returns a consumer of the audit event stream in group
@@ -310,9 +313,21 @@ func (ec *EventConsumer) Pending(ctx context.Context, count int64) ([]Event, err
 // MaxPipelinedBlock; a longer block takes a second command when nothing is
 // waiting.
 func (ec *EventConsumer) Next(ctx context.Context, ack []string, count int64, block time.Duration) ([]Event, error) {
+	failed := ec.c.failedReads.Load()
 	msgs, err := ec.c.readGroup(ctx, ec.stream, ec.group, ec.consumer, ">", count, block, ack, ec.trim)
+	if err != nil || ec.c.failedReads.Load() != failed {
+		ec.lost.Store(true)
+	}
 	return decodeEvents(msgs), err
 }
+
+// LostReplies reports, and forgets, whether a Next since the last call
+// failed or saw a connection of the client fail (go-redis then retries
+// on another connection without saying so): Redis may have delivered
+// entries to this consumer whose reply never arrived. They wait in the
+// consumer's pending list, where Pending finds them. A failure elsewhere
+// in the client also counts; the cost of that is one needless read.
+func (ec *EventConsumer) LostReplies() bool { return ec.lost.Swap(false) }
 
 // Ack acknowledges handled events.
 func (ec *EventConsumer) Ack(ctx context.Context, ids ...string) error {

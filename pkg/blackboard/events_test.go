@@ -457,3 +457,66 @@ func TestSubscribe(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestLostRepliesAfterABrokenRead: a read whose connection is cut while
+// it blocks is retried by go-redis on another connection and succeeds;
+// LostReplies says so once (the cut read may have delivered entries whose
+// reply went nowhere). Reads without a failure never report it: that
+// would make the orchestrator read its pending list after every read.
+func TestLostRepliesAfterABrokenRead(t *testing.T) {
+	t.Parallel()
+	name := "lost-replies-" + blackboard.NewID()[:8]
+	c := namedClient(t, name)
+	raw := redistest.Raw(t)
+	ctx := t.Context()
+	ec, err := c.EventConsumer(ctx, "orchestrator", "orch-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(ack []string, cut bool) []string {
+		t.Helper()
+		type result struct {
+			evs []blackboard.Event
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			evs, err := ec.Next(ctx, ack, 10, waitFor)
+			done <- result{evs, err}
+		}()
+		id := redistest.WaitBlocked(t, raw, name, waitFor)
+		if cut {
+			if err := raw.ClientKillByFilter(ctx, "ID", id).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// go-redis retries on a new connection: wait for it to block.
+			redistest.WaitBlocked(t, raw, name, waitFor)
+		}
+		ids := appendEvents(t, c, 1)
+		select {
+		case r := <-done:
+			if r.err != nil || !slices.Equal(streamIDs(r.evs), ids) {
+				t.Fatalf("Next = %v, %v; want %v", streamIDs(r.evs), r.err, ids)
+			}
+		case <-time.After(waitFor):
+			t.Fatal("the blocked Next never returned the appended event")
+		}
+		return ids
+	}
+	ids := next(nil, false)
+	ids = next(ids, false)
+	if ec.LostReplies() {
+		t.Fatal("LostReplies after reads that did not fail")
+	}
+	ids = next(ids, true)
+	if !ec.LostReplies() {
+		t.Fatal("no LostReplies after a read whose connection was cut")
+	}
+	if ec.LostReplies() {
+		t.Fatal("LostReplies reported twice for one cut")
+	}
+	next(ids, false)
+	if ec.LostReplies() {
+		t.Fatal("LostReplies after a read that did not fail")
+	}
+}

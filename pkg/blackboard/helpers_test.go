@@ -3,8 +3,6 @@ package blackboard_test
 import (
 	"errors"
 	"maps"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -194,31 +192,8 @@ func namedClient(tb testing.TB, name string, opts ...func(*redis.Options)) *blac
 	return c
 }
 
-// waitBlocked polls CLIENT LIST until a connection named name is blocked in
-// a command (flags contain 'b'), against one deadline.
+// waitBlocked waits until a connection named name is blocked in a command.
 func waitBlocked(tb testing.TB, raw *redis.Client, name string) {
 	tb.Helper()
-	deadline := time.NewTimer(waitFor)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		list, err := raw.ClientList(tb.Context()).Result()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for line := range strings.SplitSeq(list, "\n") {
-			fields := strings.Fields(line)
-			if slices.Contains(fields, "name="+name) && slices.ContainsFunc(fields, func(f string) bool {
-				return strings.HasPrefix(f, "flags=") && strings.Contains(f, "b")
-			}) {
-				return
-			}
-		}
-		select {
-		case <-deadline.C:
-			tb.Fatalf("no connection named %s blocked within %s", name, waitFor)
-		case <-tick.C:
-		}
-	}
+	redistest.WaitBlocked(tb, raw, name, waitFor)
 }

@@ -1,0 +1,100 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead: when a
+// read's reply is lost (a partition that drops what Redis sends, a
+// connection cut while the read blocks), Redis has still delivered the
+// entries of that read to the orchestrator's consumer. The loop reads its
+// pending entries again as soon as it can read at all, instead of leaving
+// them to the periodic sweep (an hour here).
+func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	name := "loop-" + redistest.Instance(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name})
+	t.Cleanup(func() { _ = rdb.Close() })
+	bb, err := blackboard.New(t.Context(), rdb, blackboard.Options{Instance: redistest.Instance(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureOn(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"coder": "coder"}}, bb)
+	ctx := t.Context()
+	raw := redistest.Raw(t)
+	queue := bb.Keys().OrchestratorQueue()
+
+	// The goal's queue entry, taken out of the queue before the loop
+	// starts; it comes back below as a delivery whose reply is lost.
+	g := blackboard.NewGoal("lost reply", 0, "user", nil)
+	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := raw.XRange(ctx, queue, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost *redis.XMessage
+	for i, e := range entries {
+		if e.Values["event"] == string(blackboard.EventArtefactCreated) && e.Values["artefact_id"] == g.ID {
+			lost = &entries[i]
+		}
+	}
+	if lost == nil {
+		t.Fatalf("queue = %v; want the goal's entry", entries)
+	}
+	if err := raw.XDel(ctx, queue, lost.ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	loopCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { stop(); wg.Wait() })
+	disp := NewDispatcher(2, 16)
+	loop := NewEventLoop(bb, disp, f.creator, f.advancer, f.dir, NewMetrics(nil), zerolog.Nop(), time.Hour)
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = disp.Run(loopCtx) }()
+	go func() { defer wg.Done(); _ = loop.Run(loopCtx) }()
+	reader := redistest.WaitBlocked(t, raw, name, 10*time.Second)
+
+	// Deliver the entry to the orchestrator's consumer without the loop
+	// seeing it: inside MULTI the blocked read is not served, and by EXEC
+	// the entry is taken.
+	if _, err := raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: queue, Values: lost.Values})
+		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: consumerGroup, Consumer: consumerName, Streams: []string{queue, ">"}, Count: 1, Block: -1})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The read the loop is blocked in fails.
+	if err := raw.ClientKillByFilter(ctx, "ID", reader).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, claimErr := bb.ClaimForArtefact(ctx, g.ID)
+		n, err := raw.XLen(ctx, queue).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if claimErr == nil && n == 0 {
+			return // handled (its claim exists) and acknowledged
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20s after the failed read: claim of the goal: %v; queue entries left: %d; want the entry handled and acknowledged", claimErr, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
