@@ -92,13 +92,23 @@ func (l *InboxLoop) Run(ctx context.Context) error {
 // bidLoop reads bid requests until ctx ends.
 func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 	lastReclaim := time.Now()
+	// lost: a read failed or a connection broke while it ran, so Redis
+	// may have delivered requests whose reply went nowhere; they are read
+	// back from the pending list as soon as Redis answers (handleBid
+	// skips those in flight), not left to the reclaim.
+	lost := false
 	for ctx.Err() == nil {
-		entries, err := inbox.NextBids(ctx, 32, readBlock)
-		if err != nil {
-			l.readFailed(ctx, "bid requests", err)
-			continue
+		var entries []blackboard.InboxEntry
+		if lost {
+			pending, err := inbox.PendingBids(ctx, 1000)
+			if err == nil {
+				lost = false
+				entries = pending
+			}
 		}
-		for _, e := range entries {
+		fresh, err := inbox.NextBids(ctx, 32, readBlock)
+		lost = lost || inbox.LostBids()
+		for _, e := range append(entries, fresh...) {
 			if e.Kind == blackboard.MessageGrant {
 				// Written by an orchestrator from before grants had their
 				// own stream: still work to do.
@@ -106,6 +116,10 @@ func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 				continue
 			}
 			l.handleBid(ctx, inbox, e)
+		}
+		if err != nil {
+			l.readFailed(ctx, "bid requests", err)
+			continue
 		}
 		if time.Since(lastReclaim) >= l.set.LeaseTTL {
 			lastReclaim = time.Now()
@@ -124,6 +138,7 @@ func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 // ctx ends; each grant runs in its own goroutine holding one slot.
 func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
 	lastReclaim := time.Now()
+	lost := false
 	for {
 		select {
 		case l.slots <- struct{}{}:
@@ -131,7 +146,19 @@ func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
 			return
 		}
 		n := 1 + l.takeFreeSlots()
+		if lost {
+			// As in bidLoop: grants a failed read delivered wait in the
+			// pending list; each is queued for a slot (queueGrant skips
+			// those already queued or running).
+			if pending, err := inbox.PendingGrants(ctx, 1000); err == nil {
+				lost = false
+				for _, e := range pending {
+					l.queueGrant(ctx, inbox, e)
+				}
+			}
+		}
 		entries, err := inbox.NextGrants(ctx, int64(n), readBlock)
+		lost = lost || inbox.LostGrants()
 		if err != nil {
 			l.releaseSlots(n)
 			l.readFailed(ctx, "grants", err)
@@ -232,8 +259,13 @@ func (l *InboxLoop) handleBid(ctx context.Context, inbox *blackboard.Inbox, e bl
 }
 
 // queueGrant runs a grant that is already this cub's (pending after a
-// restart, or found in the old shared stream) as soon as a slot is free.
+// restart or a lost reply, or found in the old shared stream) as soon as
+// a slot is free. It is in flight from now on, so a second sighting of
+// the same entry while it waits or runs is ignored.
 func (l *InboxLoop) queueGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
+	if !l.track(entryKey(e)) {
+		return
+	}
 	l.m.GrantsQueued.Inc()
 	l.wg.Add(1)
 	go func() {
@@ -241,20 +273,28 @@ func (l *InboxLoop) queueGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 		select {
 		case l.slots <- struct{}{}:
 			l.m.GrantsQueued.Dec()
-			l.startGrant(ctx, inbox, e)
+			l.runGrant(ctx, inbox, e)
 		case <-ctx.Done():
 			l.m.GrantsQueued.Dec()
+			l.untrack(entryKey(e))
 		}
 	}()
 }
 
-// startGrant runs grant e in its own goroutine; the caller holds one slot
-// for it, which the goroutine releases.
+// startGrant runs grant e in its own goroutine unless it is in flight
+// already; the caller holds one slot for it, which is released when the
+// grant ends (or at once when it does not run).
 func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
 	if !l.track(entryKey(e)) {
 		<-l.slots
 		return
 	}
+	l.runGrant(ctx, inbox, e)
+}
+
+// runGrant runs tracked grant e in its own goroutine, which releases its
+// slot and its tracking when the grant ends.
+func (l *InboxLoop) runGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()

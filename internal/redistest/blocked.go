@@ -8,9 +8,30 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// WaitBlocked polls CLIENT LIST until a connection named name (go-redis
-// Options.ClientName) is blocked in a command, and returns its client id
-// (for CLIENT KILL ID). It fails the test after within.
+// Blocked returns the client ids (for CLIENT KILL ID) of the connections
+// named name (go-redis Options.ClientName) that are blocked in a command.
+func Blocked(tb testing.TB, raw *redis.Client, name string) []string {
+	tb.Helper()
+	list, err := raw.ClientList(tb.Context()).Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ids []string
+	for line := range strings.SplitSeq(list, "\n") {
+		fields := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			fields[k] = v
+		}
+		if fields["name"] == name && strings.Contains(fields["flags"], "b") {
+			ids = append(ids, fields["id"])
+		}
+	}
+	return ids
+}
+
+// WaitBlocked polls until a connection named name is blocked in a
+// command and returns its client id. It fails the test after within.
 func WaitBlocked(tb testing.TB, raw *redis.Client, name string, within time.Duration) string {
 	tb.Helper()
 	deadline := time.NewTimer(within)
@@ -18,19 +39,8 @@ func WaitBlocked(tb testing.TB, raw *redis.Client, name string, within time.Dura
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		list, err := raw.ClientList(tb.Context()).Result()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for line := range strings.SplitSeq(list, "\n") {
-			fields := map[string]string{}
-			for _, kv := range strings.Fields(line) {
-				k, v, _ := strings.Cut(kv, "=")
-				fields[k] = v
-			}
-			if fields["name"] == name && strings.Contains(fields["flags"], "b") {
-				return fields["id"]
-			}
+		if ids := Blocked(tb, raw, name); len(ids) > 0 {
+			return ids[0]
 		}
 		select {
 		case <-deadline.C:

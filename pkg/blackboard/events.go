@@ -313,11 +313,7 @@ func (ec *EventConsumer) Pending(ctx context.Context, count int64) ([]Event, err
 // MaxPipelinedBlock; a longer block takes a second command when nothing is
 // waiting.
 func (ec *EventConsumer) Next(ctx context.Context, ack []string, count int64, block time.Duration) ([]Event, error) {
-	failed := ec.c.failedReads.Load()
-	msgs, err := ec.c.readGroup(ctx, ec.stream, ec.group, ec.consumer, ">", count, block, ack, ec.trim)
-	if err != nil || ec.c.failedReads.Load() != failed {
-		ec.lost.Store(true)
-	}
+	msgs, err := ec.c.readNew(ctx, &ec.lost, ec.stream, ec.group, ec.consumer, count, block, ack, ec.trim)
 	return decodeEvents(msgs), err
 }
 
@@ -356,6 +352,18 @@ func (ec *EventConsumer) Ack(ctx context.Context, ids ...string) error {
 // command is sent alone; a longer block is sent on its own after a
 // non-blocking read with the acknowledgements.
 const MaxPipelinedBlock = 2 * time.Second
+
+// readNew reads the group's new entries like readGroup and sets lost when
+// the read failed or a connection of the client failed meanwhile (its
+// reply may be lost while Redis delivered its entries: read_watch.go).
+func (c *Client) readNew(ctx context.Context, lost *atomic.Bool, stream, group, consumer string, count int64, block time.Duration, ack []string, trim bool) ([]redis.XMessage, error) {
+	failed := c.failedReads.Load()
+	msgs, err := c.readGroup(ctx, stream, group, consumer, ">", count, block, ack, trim)
+	if err != nil || c.failedReads.Load() != failed {
+		lost.Store(true)
+	}
+	return msgs, err
+}
 
 // readGroup acknowledges ack (and deletes it when trim) and reads the
 // group, blocking up to block.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -173,6 +174,8 @@ type Inbox struct {
 	c        *Client
 	agent    string
 	consumer string
+	// lostBids and lostGrants: see LostBids and LostGrants.
+	lostBids, lostGrants atomic.Bool
 }
 
 // Inbox opens agent's streams for the named consumer (one per cub process;
@@ -208,16 +211,25 @@ func (in *Inbox) PendingGrants(ctx context.Context, count int64) ([]InboxEntry, 
 
 // NextBids reads up to count new bid requests, blocking up to block.
 func (in *Inbox) NextBids(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, ">", count, block, nil, true)
+	msgs, err := in.c.readNew(ctx, &in.lostBids, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, count, block, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
 // NextGrants reads up to count new grants — call it with the number of
 // free slots — blocking up to block.
 func (in *Inbox) NextGrants(ctx context.Context, count int64, block time.Duration) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, ">", count, block, nil, true)
+	msgs, err := in.c.readNew(ctx, &in.lostGrants, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, count, block, nil, true)
 	return decodeInbox(in.agent, msgs), err
 }
+
+// LostBids reports, and forgets, whether a NextBids since the last call
+// may have lost its reply (see EventConsumer.LostReplies); PendingBids
+// finds what it delivered.
+func (in *Inbox) LostBids() bool { return in.lostBids.Swap(false) }
+
+// LostGrants is LostBids for NextGrants; PendingGrants finds what it
+// delivered.
+func (in *Inbox) LostGrants() bool { return in.lostGrants.Swap(false) }
 
 // DoneBids acknowledges and deletes handled bid requests. Their record
 // lives on in the event stream, so the stream only holds work not yet

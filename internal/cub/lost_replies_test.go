@@ -1,0 +1,111 @@
+package cub
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/redistest"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// TestLostBidRequestIsAnsweredAfterTheFailedRead: a bid request that
+// Redis delivered to the cub's consumer by a read whose reply was lost
+// (here: taken inside MULTI, then the cub's blocked reads are cut) is
+// read back from the pending list as soon as Redis answers again, and
+// answered; before, it waited for the reclaim (2 × lease TTL: two hours
+// here).
+func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srv := redistest.Shared(t)
+	name := "cub-" + redistest.Instance(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name})
+	t.Cleanup(func() { _ = rdb.Close() })
+	bb, err := blackboard.New(ctx, rdb, blackboard.Options{Instance: redistest.Instance(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := redistest.Raw(t)
+
+	// A claim that asks coder to bid; its bid request is taken out of the
+	// inbox before the cub starts and comes back below as a lost reply.
+	g := blackboard.NewGoal("lost bid request", 0, "user", nil)
+	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	cl := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: g.ID, WorkflowID: g.ID,
+		Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{"coder"}}
+	req := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageBidRequest, ClaimID: cl.ID, ArtefactID: g.ID,
+		WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType, ProducedByRole: g.ProducedByRole}
+	// Epoch 1: no leader is elected here, so any epoch passes the fence.
+	if _, _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Claim: cl, BidTimeout: time.Hour, Epoch: 1,
+		Inbox: []blackboard.InboxMessage{req}}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := bb.Keys().Inbox("coder")
+	requests, err := raw.XRange(ctx, inbox, "-", "+").Result()
+	if err != nil || len(requests) != 1 {
+		t.Fatalf("inbox = %v, %v; want the claim's bid request", requests, err)
+	}
+	if err := raw.XDel(ctx, inbox, requests[0].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	set := Settings{Agent: "coder", Role: "coder", Strategy: "exclusive", Command: []string{"true"},
+		Consumer: "coder-1", LeaseTTL: time.Hour, HeartbeatTTL: time.Hour}
+	c, err := New(bb, set, NewMetrics(nil), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { stop(); wg.Wait() })
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = c.Run(cctx) }()
+	// Past the start-up read of the pending list, with both reads blocked.
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.inbox.Started() || len(redistest.Blocked(t, raw, name)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the cub's inbox reads did not start within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// Deliver the request to the cub's consumer unseen (inside MULTI the
+	// blocked reads are not served), then cut the reads.
+	if _, err := raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: inbox, Values: requests[0].Values})
+		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "cub", Consumer: set.Consumer, Streams: []string{inbox, ">"}, Count: 1, Block: -1})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range redistest.Blocked(t, raw, name) {
+		if err := raw.ClientKillByFilter(ctx, "ID", id).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		bids, err := bb.GetBids(ctx, cl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := bids["coder"]; ok {
+			if b != blackboard.BidExclusive {
+				t.Fatalf("coder bid %q, want exclusive", b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("20s after the failed reads the lost bid request is still unanswered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
