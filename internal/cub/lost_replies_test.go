@@ -22,14 +22,8 @@ import (
 func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	srv := redistest.Shared(t)
 	name := "cub-" + redistest.Instance(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name})
-	t.Cleanup(func() { _ = rdb.Close() })
-	bb, err := blackboard.New(ctx, rdb, blackboard.Options{Instance: redistest.Instance(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bb := redistest.NamedClient(t, name)
 	raw := redistest.Raw(t)
 
 	// A claim that asks coder to bid; its bid request is taken out of the

@@ -21,14 +21,8 @@ import (
 // them to the periodic sweep (an hour here).
 func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Shared(t)
 	name := "loop-" + redistest.Instance(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name})
-	t.Cleanup(func() { _ = rdb.Close() })
-	bb, err := blackboard.New(t.Context(), rdb, blackboard.Options{Instance: redistest.Instance(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bb := redistest.NamedClient(t, name)
 	f := newFixtureOn(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"coder": "coder"}}, bb)
 	ctx := t.Context()
 	raw := redistest.Raw(t)

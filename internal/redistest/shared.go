@@ -98,3 +98,22 @@ func Raw(tb testing.TB) *redis.Client {
 	tb.Cleanup(func() { _ = rdb.Close() })
 	return rdb
 }
+
+// NamedClient is Client on a go-redis pool of its own whose connections
+// carry name in CLIENT LIST, so that a test can find them (Blocked) and
+// cut them. opts tweaks the go-redis options (e.g. a short ReadTimeout).
+func NamedClient(tb testing.TB, name string, opts ...func(*redis.Options)) *blackboard.Client {
+	tb.Helper()
+	srv := Shared(tb)
+	ro := &redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name}
+	for _, f := range opts {
+		f(ro)
+	}
+	rdb := redis.NewClient(ro)
+	tb.Cleanup(func() { _ = rdb.Close() })
+	c, err := blackboard.New(tb.Context(), rdb, blackboard.Options{Instance: Instance(tb)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}

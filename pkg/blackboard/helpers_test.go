@@ -172,24 +172,11 @@ func wantErr(tb testing.TB, err, want error) {
 	}
 }
 
-// namedClient returns a blackboard client on its own go-redis connection
-// pool whose connections carry name in CLIENT LIST, so a test can see when
-// one of its reads is blocked on the server. opts tweaks the go-redis
-// options (e.g. a short ReadTimeout).
+// namedClient returns a client whose connections carry name in CLIENT
+// LIST (see redistest.NamedClient).
 func namedClient(tb testing.TB, name string, opts ...func(*redis.Options)) *blackboard.Client {
 	tb.Helper()
-	srv := redistest.Shared(tb)
-	ro := &redis.Options{Addr: srv.Addr, Password: srv.Password, ClientName: name}
-	for _, f := range opts {
-		f(ro)
-	}
-	rdb := redis.NewClient(ro)
-	tb.Cleanup(func() { _ = rdb.Close() })
-	c, err := blackboard.New(tb.Context(), rdb, blackboard.Options{Instance: redistest.Instance(tb)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	return redistest.NamedClient(tb, name, opts...)
 }
 
 // waitBlocked waits until a connection named name is blocked in a command.
