@@ -113,6 +113,15 @@ func (l *EventLoop) Run(ctx context.Context) error {
 // handlePending re-dispatches every event delivered to this consumer but
 // not acknowledged (handlers are idempotent).
 func (l *EventLoop) handlePending(ctx context.Context, ec *blackboard.EventConsumer) error {
+	// Acknowledgements ride on the next read, which may block for up to
+	// MaxPipelinedBlock: send those waiting first, or entries already
+	// handled would be handled (and logged) again.
+	if acks := l.takeAcks(); len(acks) > 0 {
+		if err := ec.Ack(ctx, acks...); err != nil {
+			l.requeueAcks(acks)
+			return err
+		}
+	}
 	events, err := ec.Pending(ctx, 10000)
 	if err != nil {
 		return err

@@ -92,3 +92,46 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSweepDoesNotHandleAnAcknowledgedEntryAgain: an entry handled since
+// the last read has its acknowledgement waiting for the next read; the
+// sweep of pending entries sends it first instead of handling the entry
+// a second time.
+func TestSweepDoesNotHandleAnAcknowledgedEntryAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"coder": "coder"}})
+	ctx := t.Context()
+	g := blackboard.NewGoal("handled once", 0, "user", nil)
+	if err := f.bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	ec, err := f.bb.QueueConsumer(ctx, consumerGroup, consumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(nil)
+	loop := NewEventLoop(f.bb, NewDispatcher(1, 16), f.creator, f.advancer, f.dir, m, zerolog.Nop(), time.Hour)
+	loop.dead.init(ec, 5, zerolog.Nop())
+	events, err := ec.Next(ctx, nil, 100, 0)
+	if err != nil || len(events) == 0 {
+		t.Fatalf("Next = %v, %v; want the queued entries", events, err)
+	}
+	for _, ev := range events {
+		if ev.Type != blackboard.EventAgentRegistered && ev.Type != blackboard.EventArtefactCreated {
+			t.Fatalf("unexpected entry %s", ev.Type)
+		}
+		// Handled: acknowledged with the next read (the dispatcher is
+		// not running, so the acknowledgement is queued by hand).
+		loop.acks = append(loop.acks, ev.StreamID)
+	}
+	before := m.Events.WithLabelValues(string(blackboard.EventArtefactCreated)).Value()
+	if err := loop.handlePending(ctx, ec); err != nil {
+		t.Fatal(err)
+	}
+	if after := m.Events.WithLabelValues(string(blackboard.EventArtefactCreated)).Value(); after != before {
+		t.Errorf("the sweep dispatched %v acknowledged entries again, want none", after-before)
+	}
+	if n, err := redistest.Raw(t).XLen(ctx, f.bb.Keys().OrchestratorQueue()).Result(); err != nil || n != 0 {
+		t.Errorf("queue length %d, %v after the sweep; want the handled entries acknowledged and deleted", n, err)
+	}
+}
