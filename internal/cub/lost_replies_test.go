@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -62,13 +63,9 @@ func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = c.Run(cctx) }()
 	// Past the start-up read of the pending list, with both reads blocked.
-	deadline := time.Now().Add(10 * time.Second)
-	for !c.inbox.Started() || len(redistest.Blocked(t, raw, name)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the cub's inbox reads did not start within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the cub's inbox reads to start and block", func() bool {
+		return c.inbox.Started() && len(redistest.Blocked(t, raw, name)) >= 2
+	})
 
 	// Deliver the request to the cub's consumer unseen (inside MULTI the
 	// blocked reads are not served), then cut the reads.
@@ -85,21 +82,17 @@ func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 		}
 	}
 
-	deadline = time.Now().Add(20 * time.Second)
-	for {
-		bids, err := bb.GetBids(ctx, cl.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, ok := bids["coder"]; ok {
-			if b != blackboard.BidExclusive {
-				t.Fatalf("coder bid %q, want exclusive", b)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("20s after the failed reads the lost bid request is still unanswered")
-		}
-		time.Sleep(20 * time.Millisecond)
+	var bids map[string]blackboard.Bid
+	var bidsErr error
+	answered := eventually.Within(20*time.Second, func() bool {
+		bids, bidsErr = bb.GetBids(ctx, cl.ID)
+		_, ok := bids["coder"]
+		return bidsErr == nil && ok
+	})
+	if !answered {
+		t.Fatalf("20s after the failed reads the lost bid request is still unanswered (bids %v, %v)", bids, bidsErr)
+	}
+	if b := bids["coder"]; b != blackboard.BidExclusive {
+		t.Fatalf("coder bid %q, want exclusive", b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -76,20 +77,15 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, claimErr := bb.ClaimForArtefact(ctx, g.ID)
-		n, err := raw.XLen(ctx, queue).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if claimErr == nil && n == 0 {
-			return // handled (its claim exists) and acknowledged
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("20s after the failed read: claim of the goal: %v; queue entries left: %d; want the entry handled and acknowledged", claimErr, n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var claimErr, lenErr error
+	var left int64
+	handled := eventually.Within(20*time.Second, func() bool {
+		_, claimErr = bb.ClaimForArtefact(ctx, g.ID)
+		left, lenErr = raw.XLen(ctx, queue).Result()
+		return claimErr == nil && lenErr == nil && left == 0 // handled (its claim exists) and acknowledged
+	})
+	if !handled {
+		t.Fatalf("20s after the failed read: claim of the goal: %v; queue entries left: %d (%v); want the entry handled and acknowledged", claimErr, left, lenErr)
 	}
 }
 

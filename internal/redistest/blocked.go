@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/settdev/sett/internal/eventually"
 )
 
 // Blocked returns the client ids (for CLIENT KILL ID) of the connections
@@ -34,18 +35,9 @@ func Blocked(tb testing.TB, raw *redis.Client, name string) []string {
 // command and returns its client id. It fails the test after within.
 func WaitBlocked(tb testing.TB, raw *redis.Client, name string, within time.Duration) string {
 	tb.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ids := Blocked(tb, raw, name); len(ids) > 0 {
-			return ids[0]
-		}
-		select {
-		case <-deadline.C:
-			tb.Fatalf("no connection named %s blocked within %s", name, within)
-		case <-tick.C:
-		}
+	var ids []string
+	if !eventually.Within(within, func() bool { ids = Blocked(tb, raw, name); return len(ids) > 0 }) {
+		tb.Fatalf("no connection named %s blocked within %s", name, within)
 	}
+	return ids[0]
 }
