@@ -92,22 +92,17 @@ func (l *InboxLoop) Run(ctx context.Context) error {
 // bidLoop reads bid requests until ctx ends.
 func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 	lastReclaim := time.Now()
-	// lost: a read failed or a connection broke while it ran, so Redis
-	// may have delivered requests whose reply went nowhere; they are read
-	// back from the pending list as soon as Redis answers (handleBid
-	// skips those in flight), not left to the reclaim.
-	lost := false
 	for ctx.Err() == nil {
+		// A read failed or a connection broke while it ran, so Redis may
+		// have delivered requests whose reply went nowhere; they are read
+		// back from the pending list as soon as Redis answers (handleBid
+		// skips those in flight), not left to the reclaim. A failed read
+		// back leaves the report set for the next turn.
 		var entries []blackboard.InboxEntry
-		if lost {
-			pending, err := inbox.PendingBids(ctx, 1000)
-			if err == nil {
-				lost = false
-				entries = pending
-			}
+		if inbox.LostBids() {
+			entries, _ = inbox.PendingBids(ctx, 1000)
 		}
 		fresh, err := inbox.NextBids(ctx, 32, readBlock)
-		lost = lost || inbox.LostBids()
 		for _, e := range append(entries, fresh...) {
 			if e.Kind == blackboard.MessageGrant {
 				// Written by an orchestrator from before grants had their
@@ -138,7 +133,6 @@ func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 // ctx ends; each grant runs in its own goroutine holding one slot.
 func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
 	lastReclaim := time.Now()
-	lost := false
 	for {
 		select {
 		case l.slots <- struct{}{}:
@@ -146,19 +140,16 @@ func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
 			return
 		}
 		n := 1 + l.takeFreeSlots()
-		if lost {
+		if inbox.LostGrants() {
 			// As in bidLoop: grants a failed read delivered wait in the
 			// pending list; each is queued for a slot (queueGrant skips
 			// those already queued or running).
-			if pending, err := inbox.PendingGrants(ctx, 1000); err == nil {
-				lost = false
-				for _, e := range pending {
-					l.queueGrant(ctx, inbox, e)
-				}
+			pending, _ := inbox.PendingGrants(ctx, 1000)
+			for _, e := range pending {
+				l.queueGrant(ctx, inbox, e)
 			}
 		}
 		entries, err := inbox.NextGrants(ctx, int64(n), readBlock)
-		lost = lost || inbox.LostGrants()
 		if err != nil {
 			l.releaseSlots(n)
 			l.readFailed(ctx, "grants", err)

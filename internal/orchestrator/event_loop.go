@@ -64,22 +64,20 @@ func (l *EventLoop) Run(ctx context.Context) error {
 		return err
 	}
 	lastSweep := time.Now()
-	// lostReplies: a read failed or a connection broke while it ran, so
-	// Redis may have delivered entries to this consumer whose reply went
-	// nowhere (a partition dropping what Redis sends, a connection cut
-	// while the read blocked); a read of new entries never returns them.
-	// They are read back from the pending list as soon as Redis answers,
-	// not at the next sweep.
-	lostReplies := false
 	for ctx.Err() == nil {
-		if lostReplies {
-			if err := l.handlePending(ctx, ec); err == nil {
-				lostReplies = false
-			}
+		// A read failed or a connection broke while it ran, so Redis may
+		// have delivered entries to this consumer whose reply went
+		// nowhere (a partition dropping what Redis sends, a connection
+		// cut while the read blocked); a read of new entries never
+		// returns them. They are read back from the pending list as soon
+		// as Redis answers, not at the next sweep.
+		// A failed read back leaves the report set for the next turn
+		// (the read below fails too, and says so).
+		if ec.LostReplies() {
+			_ = l.handlePending(ctx, ec)
 		}
 		acks := l.takeAcks()
 		events, err := ec.Next(ctx, acks, 256, blackboard.MaxPipelinedBlock)
-		lostReplies = lostReplies || ec.LostReplies()
 		if err != nil {
 			// The acknowledgements may not have reached Redis: they go
 			// again with the next read (acknowledging twice is harmless).

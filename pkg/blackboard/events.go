@@ -304,7 +304,7 @@ func (c *Client) ensureGroup(ctx context.Context, stream, group string) error {
 // Pending returns this consumer's delivered but unacknowledged events
 // (after a restart), at most count.
 func (ec *EventConsumer) Pending(ctx context.Context, count int64) ([]Event, error) {
-	msgs, err := ec.c.readGroup(ctx, ec.stream, ec.group, ec.consumer, "0", count, 0, nil, ec.trim)
+	msgs, err := ec.c.readPending(ctx, &ec.lost, ec.stream, ec.group, ec.consumer, count, ec.trim)
 	return decodeEvents(msgs), err
 }
 
@@ -317,13 +317,14 @@ func (ec *EventConsumer) Next(ctx context.Context, ack []string, count int64, bl
 	return decodeEvents(msgs), err
 }
 
-// LostReplies reports, and forgets, whether a Next since the last call
+// LostReplies reports whether a Next since the last successful Pending
 // failed or saw a connection of the client fail (go-redis then retries
 // on another connection without saying so): Redis may have delivered
 // entries to this consumer whose reply never arrived. They wait in the
-// consumer's pending list, where Pending finds them. A failure elsewhere
-// in the client also counts; the cost of that is one needless read.
-func (ec *EventConsumer) LostReplies() bool { return ec.lost.Swap(false) }
+// consumer's pending list, and the next successful Pending returns them
+// and clears the report. A failure elsewhere in the client also counts;
+// the cost of that is one needless read.
+func (ec *EventConsumer) LostReplies() bool { return ec.lost.Load() }
 
 // Ack acknowledges handled events.
 func (ec *EventConsumer) Ack(ctx context.Context, ids ...string) error {
@@ -361,6 +362,17 @@ func (c *Client) readNew(ctx context.Context, lost *atomic.Bool, stream, group, 
 	msgs, err := c.readGroup(ctx, stream, group, consumer, ">", count, block, ack, trim)
 	if err != nil || c.failedReads.Load() != failed {
 		lost.Store(true)
+	}
+	return msgs, err
+}
+
+// readPending reads the consumer's pending entries and, when that
+// succeeded, clears lost: the read returned whatever a lost reply had
+// delivered.
+func (c *Client) readPending(ctx context.Context, lost *atomic.Bool, stream, group, consumer string, count int64, trim bool) ([]redis.XMessage, error) {
+	msgs, err := c.readGroup(ctx, stream, group, consumer, "0", count, 0, nil, trim)
+	if err == nil {
+		lost.Store(false)
 	}
 	return msgs, err
 }

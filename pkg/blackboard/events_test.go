@@ -460,9 +460,10 @@ func TestSubscribe(t *testing.T) {
 
 // TestLostRepliesAfterABrokenRead: a read whose connection is cut while
 // it blocks is retried by go-redis on another connection and succeeds;
-// LostReplies says so once (the cut read may have delivered entries whose
-// reply went nowhere). Reads without a failure never report it: that
-// would make the orchestrator read its pending list after every read.
+// LostReplies says so until the pending list is read (the cut read may
+// have delivered entries whose reply went nowhere). Reads without a
+// failure never report it: that would make the orchestrator read its
+// pending list after every read.
 func TestLostRepliesAfterABrokenRead(t *testing.T) {
 	t.Parallel()
 	name := "lost-replies-" + blackboard.NewID()[:8]
@@ -512,8 +513,15 @@ func TestLostRepliesAfterABrokenRead(t *testing.T) {
 	if !ec.LostReplies() {
 		t.Fatal("no LostReplies after a read whose connection was cut")
 	}
+	ids = next(ids, false)
+	if !ec.LostReplies() {
+		t.Fatal("LostReplies forgotten before the pending list was read")
+	}
+	if _, err := ec.Pending(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
 	if ec.LostReplies() {
-		t.Fatal("LostReplies reported twice for one cut")
+		t.Fatal("LostReplies still set after the pending list was read")
 	}
 	next(ids, false)
 	if ec.LostReplies() {

@@ -198,14 +198,14 @@ func (in *Inbox) Consumer() string { return in.consumer }
 // PendingBids returns this consumer's delivered but unacknowledged bid
 // requests.
 func (in *Inbox) PendingBids(ctx context.Context, count int64) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, "0", count, 0, nil, true)
+	msgs, err := in.c.readPending(ctx, &in.lostBids, in.c.keys.Inbox(in.agent), inboxGroup, in.consumer, count, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
 // PendingGrants returns this consumer's delivered but unacknowledged
 // grants (after a restart: the work it had taken).
 func (in *Inbox) PendingGrants(ctx context.Context, count int64) ([]InboxEntry, error) {
-	msgs, err := in.c.readGroup(ctx, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, "0", count, 0, nil, true)
+	msgs, err := in.c.readPending(ctx, &in.lostGrants, in.c.keys.AgentGrants(in.agent), inboxGroup, in.consumer, count, true)
 	return decodeInbox(in.agent, msgs), err
 }
 
@@ -222,14 +222,13 @@ func (in *Inbox) NextGrants(ctx context.Context, count int64, block time.Duratio
 	return decodeInbox(in.agent, msgs), err
 }
 
-// LostBids reports, and forgets, whether a NextBids since the last call
-// may have lost its reply (see EventConsumer.LostReplies); PendingBids
-// finds what it delivered.
-func (in *Inbox) LostBids() bool { return in.lostBids.Swap(false) }
+// LostBids reports whether a NextBids since the last successful
+// PendingBids may have lost its reply (see EventConsumer.LostReplies);
+// PendingBids finds what it delivered.
+func (in *Inbox) LostBids() bool { return in.lostBids.Load() }
 
-// LostGrants is LostBids for NextGrants; PendingGrants finds what it
-// delivered.
-func (in *Inbox) LostGrants() bool { return in.lostGrants.Swap(false) }
+// LostGrants is LostBids for NextGrants and PendingGrants.
+func (in *Inbox) LostGrants() bool { return in.lostGrants.Load() }
 
 // DoneBids acknowledges and deletes handled bid requests. Their record
 // lives on in the event stream, so the stream only holds work not yet
