@@ -40,13 +40,12 @@ func (r *runner) idle(ctx context.Context, s *stack) error {
 		return err
 	}
 	procs := s.Processes()
-	sample := func() ([]procSample, error) { return sampleProcs(procs) }
 	stats0, err := readRedisStats(ctx, s.Raw)
 	if err != nil {
 		return err
 	}
 	h0 := s.Counter.roundTrips.Load()
-	first, err := sample()
+	first, err := sampleProcs(procs)
 	if err != nil {
 		return err
 	}
@@ -70,7 +69,7 @@ observe:
 		case <-end.C:
 			break observe
 		case <-tick.C:
-			ss, err := sample()
+			ss, err := sampleProcs(procs)
 			if err != nil {
 				return err
 			}
@@ -78,7 +77,7 @@ observe:
 			last = ss
 		}
 	}
-	if last, err = sample(); err != nil {
+	if last, err = sampleProcs(procs); err != nil {
 		return err
 	}
 	record(last)
