@@ -7,7 +7,7 @@ import (
 )
 
 // The idle step reads a stack in its first 30 seconds, right after each
-// daemon gave back its start-up memory (internal/startupmem). Left alone
+// daemon gave back its start-up memory (internal/idlemem). Left alone
 // longer, a daemon maps back part of its binary: the Go runtime forces a
 // collection every two minutes, waiting goroutines' stacks shrink and
 // grow again (which reads the frame tables), and every page fault on the

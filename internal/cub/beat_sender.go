@@ -10,7 +10,7 @@ import (
 // is grown once and kept, not grown again on a new goroutine every beat.
 // Growing a stack copies it, and the copy reads the frame tables of every
 // function on it: after the daemon dropped its start-up pages
-// (startupmem), that mapped about 1.5 MB of the executable back into an
+// (idlemem), that mapped about 1.5 MB of the executable back into an
 // idle cub at its next beat. A call still unanswered when the next one comes (a dead network)
 // never delays it: the next call then runs on a goroutine of its own, as
 // every call did before.

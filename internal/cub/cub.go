@@ -72,7 +72,7 @@ func (c *Cub) Ready(ctx context.Context) error {
 // the periodic beats use. The daemon calls it after the start-up
 // collection and before it drops the start-up pages, so that the stack
 // the beats need grows back while those pages are still mapped
-// (startupmem.Release).
+// (idlemem.Release).
 func (c *Cub) Beat(ctx context.Context) { c.keeper.Beat(ctx) }
 
 // Run registers the agent (retrying until Redis answers), then heartbeats

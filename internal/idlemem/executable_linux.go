@@ -1,4 +1,4 @@
-package startupmem
+package idlemem
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ func dropExecutablePages() (Stats, error) {
 	var st Stats
 	var exe syscall.Stat_t
 	if err := syscall.Stat("/proc/self/exe", &exe); err != nil {
-		return st, fmt.Errorf("startupmem: stat own executable: %w", err)
+		return st, fmt.Errorf("idlemem: stat own executable: %w", err)
 	}
 	segs, err := readOnlySegments(selfMaps, exe.Ino)
 	if err != nil {
@@ -33,7 +33,7 @@ func dropExecutablePages() (Stats, error) {
 		// A raw syscall: unix.Madvise wants a []byte, and a slice over
 		// an address read from a file is what vet rightly distrusts.
 		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, s.start, s.end-s.start, unix.MADV_DONTNEED); errno != 0 {
-			return st, fmt.Errorf("startupmem: madvise %#x-%#x: %w", s.start, s.end, errno)
+			return st, fmt.Errorf("idlemem: madvise %#x-%#x: %w", s.start, s.end, errno)
 		}
 		st.Segments++
 		st.Mapped += uint64(s.end - s.start)
@@ -50,7 +50,7 @@ type segment struct{ start, end uintptr }
 func readOnlySegments(path string, inode uint64) ([]segment, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("startupmem: %w", err)
+		return nil, fmt.Errorf("idlemem: %w", err)
 	}
 	defer f.Close()
 	var out []segment
@@ -79,7 +79,7 @@ func readOnlySegments(path string, inode uint64) ([]segment, error) {
 		out = append(out, segment{uintptr(start), uintptr(end)})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("startupmem: read %s: %w", path, err)
+		return nil, fmt.Errorf("idlemem: read %s: %w", path, err)
 	}
 	return out, nil
 }

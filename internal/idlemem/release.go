@@ -1,4 +1,4 @@
-package startupmem
+package idlemem
 
 import "runtime/debug"
 

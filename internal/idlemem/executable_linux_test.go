@@ -1,4 +1,4 @@
-package startupmem
+package idlemem
 
 import (
 	"bufio"
@@ -40,8 +40,8 @@ func TestReadOnlySegmentsKeepsOnlyTheExecutablesReadOnlyPrivateMappings(t *testi
 
 func TestReadOnlySegmentsNamesAMissingMapsFile(t *testing.T) {
 	_, err := readOnlySegments(filepath.Join(t.TempDir(), "nope"), 1)
-	if err == nil || !strings.Contains(err.Error(), "startupmem:") {
-		t.Fatalf("err = %v, want a startupmem error", err)
+	if err == nil || !strings.Contains(err.Error(), "idlemem:") {
+		t.Fatalf("err = %v, want an idlemem error", err)
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package startupmem
+package idlemem
 
 // dropExecutablePages has nothing to drop where the daemons do not run in
 // production (their images are Linux); the heap is still released.
