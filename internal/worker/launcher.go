@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
@@ -146,12 +147,29 @@ func (l *Launcher) failed(ctx context.Context, err error) (int, error) {
 	return ExitLauncherFailed, err
 }
 
+// stopAttempts is how many times stop asks Docker before it gives up.
+const stopAttempts = 4
+
 // stop asks the worker to stop: SIGTERM, then SIGKILL after StopTimeout.
+// A request Docker did not answer (a dropped connection, a busy daemon) is
+// sent again: the removal that follows a failed stop kills the worker
+// without its grace, which a tool cleaning up on SIGTERM must not get from
+// a blip. A worker already gone needs no stop.
 func (l *Launcher) stop(ctx context.Context, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	secs := int(l.Spec.StopTimeout / time.Second)
-	_, _ = l.Client.ContainerStop(cctx, id, client.ContainerStopOptions{Timeout: &secs})
+	bo := backoff.WithContext(backoff.WithMaxRetries(backoff.NewExponentialBackOff(), stopAttempts-1), cctx)
+	err := backoff.Retry(func() error {
+		_, err := l.Client.ContainerStop(cctx, id, client.ContainerStopOptions{Timeout: &secs})
+		if err != nil && cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}, bo)
+	if err != nil {
+		fmt.Fprintf(orDiscard(l.Stderr), "sett-worker: could not stop worker %s with SIGTERM (%v); removing it by force\n", short(id), err)
+	}
 }
 
 // remove removes the worker, killing it if it still runs.
