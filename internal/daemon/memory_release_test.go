@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,32 +13,14 @@ import (
 
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/idlemem"
+	"github.com/settdev/sett/internal/syncbuf"
 )
-
-// syncBuffer is a log sink that the release goroutine and the test can
-// use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestReleaseMemoryReleasesOnceReady checks the real release: it happens
 // only once the daemon is ready, drops the executable's segments, and runs
 // one rewarm in it.
 func TestReleaseMemoryReleasesOnceReady(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	var polls atomic.Int32
 	ready := func() bool {
@@ -93,7 +74,7 @@ func TestReleaseMemoryGivesUpWhenCtxEnds(t *testing.T) {
 type releaserFixture struct {
 	t        *testing.T
 	ticks    chan time.Time
-	log      *syncBuffer
+	log      *syncbuf.Buffer
 	cpu      atomic.Int64 // nanoseconds of process CPU time so far
 	releases atomic.Int32
 	rewarms  atomic.Int32
@@ -104,7 +85,7 @@ type releaserFixture struct {
 // its start-up release is done. Each release adds releaseCost to the CPU
 // time, as a real one's collection does.
 func startReleaser(t *testing.T, period, releaseCost time.Duration) *releaserFixture {
-	f := &releaserFixture{t: t, ticks: make(chan time.Time), log: &syncBuffer{}}
+	f := &releaserFixture{t: t, ticks: make(chan time.Time), log: &syncbuf.Buffer{}}
 	r := memoryReleaser{
 		ready:  func() bool { return true },
 		rewarm: func(context.Context) { f.rewarms.Add(1) },

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/syncbuf"
 )
 
 func TestTailLinesReturnsTheLastLines(t *testing.T) {
@@ -30,24 +31,6 @@ func TestTailLinesReturnsTheLastLines(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCopyLogFollowsAppendedLinesUntilCancelled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
 	if err := os.WriteFile(path, []byte("first\n"), 0o600); err != nil {
@@ -55,7 +38,7 @@ func TestCopyLogFollowsAppendedLinesUntilCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- copyLog(ctx, path, &out, true) }()
 
