@@ -14,6 +14,7 @@
 //
 // Nothing is lost by it: the pages are clean copies of the file and stay in
 // the page cache, so the next access to one costs a minor fault (no disk
-// read). The daemons call it once shortly after they are ready, and again
-// each minute they stay idle (internal/daemon).
+// read). Keep calls it once shortly after the process is ready, and again
+// each minute it stays idle; the daemons and the local runtime's
+// supervisor run Keep for their whole life.
 package idlemem

@@ -11,6 +11,7 @@ import (
 
 	"github.com/settdev/sett/internal/cub"
 	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/idlemem"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/tool"
 )
@@ -72,7 +73,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	srv.AddReadyCheck("cub", cb.Ready)
 	log.Info().Str("agent", *agent).Str("http_addr", srv.Addr()).Str("workspace", *workspace).Msg("cub starting")
 	background := []func(context.Context){func(ctx context.Context) {
-		daemon.ReleaseMemory(ctx, func() bool { return cb.Ready(ctx) == nil }, cb.Beat, log)
+		idlemem.Keep(ctx, func() bool { return cb.Ready(ctx) == nil }, cb.Beat, log)
 	}}
 	if os.Getpid() == 1 {
 		// PID 1 of a container adopts every orphan: reap them, or their

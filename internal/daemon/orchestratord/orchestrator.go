@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/daemon"
+	"github.com/settdev/sett/internal/idlemem"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/orchestrator"
 	"github.com/settdev/sett/internal/vault"
@@ -90,7 +91,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 		return nil
 	})
 	log.Info().Str("http_addr", srv.Addr()).Strs("agents", cfg.AgentNames()).Msg("orchestrator starting")
-	err = daemon.Serve(ctx, srv, o.Run, func(ctx context.Context) { daemon.ReleaseMemory(ctx, o.Started, nil, log) })
+	err = daemon.Serve(ctx, srv, o.Run, func(ctx context.Context) { idlemem.Keep(ctx, o.Started, nil, log) })
 	log.Info().Msg("orchestrator stopped")
 	return err
 }

@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/idlemem"
 	"github.com/settdev/sett/internal/observability"
 	"github.com/settdev/sett/internal/secretfd"
 )
@@ -54,6 +56,8 @@ type Supervisor struct {
 
 	mu     sync.Mutex
 	status Status
+	// started is set once Run has started every stage.
+	started atomic.Bool
 }
 
 // Supervise is the body of the hidden `sett supervise --plan FILE`
@@ -77,8 +81,20 @@ func Supervise(ctx context.Context, planPath string, logOut io.Writer) error {
 		return err
 	}
 	s := &Supervisor{Plan: plan, Log: log}
-	return s.Run(ctx)
+	// Once every stage started, supervising is mostly waiting: give back
+	// the memory that starting took, and what idling maps again later.
+	kctx, stopKeeping := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	go func() { defer close(kept); idlemem.Keep(kctx, s.Started, nil, log) }()
+	err = s.Run(ctx)
+	stopKeeping()
+	<-kept
+	return err
 }
+
+// Started reports whether Run has started every stage (or stopped trying
+// to).
+func (s *Supervisor) Started() bool { return s.started.Load() }
 
 // Run starts the plan and supervises it until ctx ends, then stops every
 // component and returns nil. It returns an error only when the plan is
@@ -132,6 +148,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		cancels, waits = append(cancels, cancel), append(waits, &wg)
 	}
 
+	s.started.Store(true)
 	<-ctx.Done()
 	s.Log.Info().Msg("stopping components")
 	s.mu.Lock()

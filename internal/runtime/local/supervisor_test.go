@@ -141,6 +141,9 @@ func TestSupervisorStartsStagesInOrderAndStopsThemInReverse(t *testing.T) {
 		}
 		return true
 	})
+	// Started (when the supervisor gives back its start-up memory) holds
+	// once the last stage started.
+	eventually(t, 20*time.Second, "Started after the last stage", s.Started)
 	// The scripts write their start line right away; wait for all three
 	// before stopping, so that no stop races a start.
 	eventually(t, 20*time.Second, "three start lines", func() bool {
@@ -163,6 +166,23 @@ func TestSupervisorStartsStagesInOrderAndStopsThemInReverse(t *testing.T) {
 		if pid := st.Components[c.Name].PID; processAlive(pid) {
 			t.Errorf("%s (pid %d) still runs after the supervisor stopped", c.Name, pid)
 		}
+	}
+}
+
+// TestSupervisorIsNotStartedWhileAStageWaits: a stage whose component
+// never gets ready holds the next one back, and Started stays false.
+func TestSupervisorIsNotStartedWhileAStageWaits(t *testing.T) {
+	dir := t.TempDir()
+	unready := component(dir, "unready", 0, shell(t), "-c", "sleep 300")
+	unready.HTTPAddr = "127.0.0.1:1" // nothing listens: its probe never passes
+	plan := &Plan{Instance: "t", StatusPath: filepath.Join(dir, "status.json"), Components: []PlanComponent{
+		unready, component(dir, "next", 1, shell(t), "-c", "sleep 300"),
+	}}
+	s := &Supervisor{Plan: plan, Log: zerolog.Nop(), StageTimeout: time.Hour}
+	runSupervisor(t, s)
+	st := waitStatus(t, plan.StatusPath, "unready running", func(st *Status) bool { return st.Components["unready"].State == ChildRunning })
+	if s.Started() || st.Components["next"].State != ChildWaiting {
+		t.Fatalf("Started = %v, next %q: want false and %q while stage 0 is not ready", s.Started(), st.Components["next"].State, ChildWaiting)
 	}
 }
 

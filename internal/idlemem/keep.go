@@ -1,15 +1,13 @@
-package daemon
+package idlemem
 
 import (
 	"context"
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/settdev/sett/internal/idlemem"
 )
 
-// Timing of the memory releases (idlemem.Release).
+// Timing of the releases Keep makes.
 const (
 	// releasePoll is how often readiness is checked until it first holds.
 	releasePoll = 50 * time.Millisecond
@@ -31,21 +29,21 @@ const (
 	idleCPUShare = 0.01
 )
 
-// ReleaseMemory gives back memory the daemon does not use, until ctx ends.
-// It waits until ready first reports true, lets start-up settle, and
-// releases what only start-up needed: most of the executable's mapped
-// pages and the heap's start-up garbage. Then, every idleReleaseEvery, it
-// releases again if the process stayed idle meanwhile. rewarm, when not
-// nil, runs the daemon's periodic work once between each release's
-// collection and its drop of the pages (idlemem.Release says why).
-// Failures are logged at debug level: they cost memory, never correctness.
-func ReleaseMemory(ctx context.Context, ready func() bool, rewarm func(context.Context), log zerolog.Logger) {
+// Keep gives back memory the process does not use, until ctx ends. It
+// waits until ready first reports true, lets start-up settle, and releases
+// what only start-up needed: most of the executable's mapped pages and the
+// heap's start-up garbage. Then, every idleReleaseEvery, it releases again
+// if the process stayed idle meanwhile. rewarm, when not nil, runs the
+// process's periodic work once between each release's collection and its
+// drop of the pages (Release says why). Failures are logged at debug
+// level: they cost memory, never correctness.
+func Keep(ctx context.Context, ready func() bool, rewarm func(context.Context), log zerolog.Logger) {
 	tick := time.NewTicker(idleReleaseEvery)
 	defer tick.Stop()
 	r := memoryReleaser{
 		ready:   ready,
 		rewarm:  rewarm,
-		release: idlemem.Release,
+		release: Release,
 		cpuTime: processCPUTime,
 		ticks:   tick.C,
 		period:  idleReleaseEvery,
@@ -54,12 +52,12 @@ func ReleaseMemory(ctx context.Context, ready func() bool, rewarm func(context.C
 	r.run(ctx)
 }
 
-// memoryReleaser is ReleaseMemory with its clock, CPU meter and release
+// memoryReleaser is Keep with its clock, CPU meter and release
 // injected, so that tests decide when a period ends and how busy it was.
 type memoryReleaser struct {
 	ready   func() bool
 	rewarm  func(context.Context)
-	release func(rewarm func()) (idlemem.Stats, error)
+	release func(rewarm func()) (Stats, error)
 	// cpuTime returns the CPU time the process used so far; an error
 	// turns the periodic releases off (an unsupported system).
 	cpuTime func() (time.Duration, error)

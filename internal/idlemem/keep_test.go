@@ -1,4 +1,4 @@
-package daemon
+package idlemem
 
 import (
 	"bytes"
@@ -12,14 +12,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/eventually"
-	"github.com/settdev/sett/internal/idlemem"
 	"github.com/settdev/sett/internal/syncbuf"
 )
 
-// TestReleaseMemoryReleasesOnceReady checks the real release: it happens
+// TestKeepReleasesOnceReady checks the real release: it happens
 // only once the daemon is ready, drops the executable's segments, and runs
 // one rewarm in it.
-func TestReleaseMemoryReleasesOnceReady(t *testing.T) {
+func TestKeepReleasesOnceReady(t *testing.T) {
 	var buf syncbuf.Buffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	var polls atomic.Int32
@@ -40,7 +39,7 @@ func TestReleaseMemoryReleasesOnceReady(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ReleaseMemory(ctx, ready, rewarm, log)
+		Keep(ctx, ready, rewarm, log)
 	}()
 	eventually.True(t, 10*time.Second, "the start-up release", func() bool {
 		return strings.Contains(buf.String(), `"message":"start-up memory released"`)
@@ -58,12 +57,12 @@ func TestReleaseMemoryReleasesOnceReady(t *testing.T) {
 	}
 }
 
-func TestReleaseMemoryGivesUpWhenCtxEnds(t *testing.T) {
+func TestKeepGivesUpWhenCtxEnds(t *testing.T) {
 	var buf bytes.Buffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := func() bool { cancel(); return false }
-	ReleaseMemory(ctx, ready, nil, log) // returns: the test would hang otherwise
+	Keep(ctx, ready, nil, log) // returns: the test would hang otherwise
 	if buf.Len() != 0 {
 		t.Fatalf("log %q, want no release for a daemon that never became ready", buf.String())
 	}
@@ -89,11 +88,11 @@ func startReleaser(t *testing.T, period, releaseCost time.Duration) *releaserFix
 	r := memoryReleaser{
 		ready:  func() bool { return true },
 		rewarm: func(context.Context) { f.rewarms.Add(1) },
-		release: func(rewarm func()) (idlemem.Stats, error) {
+		release: func(rewarm func()) (Stats, error) {
 			rewarm()
 			f.cpu.Add(int64(releaseCost))
 			f.releases.Add(1)
-			return idlemem.Stats{Segments: 2}, nil
+			return Stats{Segments: 2}, nil
 		},
 		cpuTime: func() (time.Duration, error) { return time.Duration(f.cpu.Load()), nil },
 		ticks:   f.ticks,
@@ -126,7 +125,7 @@ func (f *releaserFixture) endPeriod(cpu time.Duration) bool {
 	return f.releases.Load() > before
 }
 
-func TestReleaseMemoryReleasesAgainOnlyAfterAnIdlePeriod(t *testing.T) {
+func TestKeepReleasesAgainOnlyAfterAnIdlePeriod(t *testing.T) {
 	tests := []struct {
 		name    string
 		cpu     time.Duration
@@ -154,10 +153,10 @@ func TestReleaseMemoryReleasesAgainOnlyAfterAnIdlePeriod(t *testing.T) {
 	}
 }
 
-// TestReleaseMemoryDoesNotCountItsOwnCollection checks that the CPU time a
+// TestKeepDoesNotCountItsOwnCollection checks that the CPU time a
 // release spends (its full collection) is not charged to the next period:
 // a daemon that stays idle keeps being released.
-func TestReleaseMemoryDoesNotCountItsOwnCollection(t *testing.T) {
+func TestKeepDoesNotCountItsOwnCollection(t *testing.T) {
 	// Each release costs 0.9 % of the period and the daemon uses 0.9 %
 	// more: only the daemon's share may count.
 	f := startReleaser(t, time.Minute, 540*time.Millisecond)
@@ -168,11 +167,11 @@ func TestReleaseMemoryDoesNotCountItsOwnCollection(t *testing.T) {
 	}
 }
 
-func TestReleaseMemoryStopsWithoutACPUMeter(t *testing.T) {
+func TestKeepStopsWithoutACPUMeter(t *testing.T) {
 	var releases atomic.Int32
 	r := memoryReleaser{
 		ready:   func() bool { return true },
-		release: func(func()) (idlemem.Stats, error) { releases.Add(1); return idlemem.Stats{}, nil },
+		release: func(func()) (Stats, error) { releases.Add(1); return Stats{}, nil },
 		cpuTime: func() (time.Duration, error) { return 0, errors.New("no meter") },
 		ticks:   make(chan time.Time),
 		period:  time.Minute,
