@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/eventually"
@@ -67,19 +66,10 @@ func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 		return c.inbox.Started() && len(redistest.Blocked(t, raw, name)) >= 2
 	})
 
-	// Deliver the request to the cub's consumer unseen (inside MULTI the
-	// blocked reads are not served), then cut the reads.
-	if _, err := raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: inbox, Values: requests[0].Values})
-		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "cub", Consumer: set.Consumer, Streams: []string{inbox, ">"}, Count: 1, Block: -1})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range redistest.Blocked(t, raw, name) {
-		if err := raw.ClientKillByFilter(ctx, "ID", id).Err(); err != nil {
-			t.Fatal(err)
-		}
+	// Deliver the request to the cub's consumer unseen, then cut the reads.
+	redistest.DeliverUnseen(t, raw, inbox, "cub", set.Consumer, requests[0].Values)
+	if redistest.CutBlocked(t, raw, name) == 0 {
+		t.Fatal("no blocked read of the cub to cut")
 	}
 
 	var bids map[string]blackboard.Bid

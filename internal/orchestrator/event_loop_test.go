@@ -60,21 +60,13 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = disp.Run(loopCtx) }()
 	go func() { defer wg.Done(); _ = loop.Run(loopCtx) }()
-	reader := redistest.WaitBlocked(t, raw, name, 10*time.Second)
+	redistest.WaitBlocked(t, raw, name, 10*time.Second)
 
 	// Deliver the entry to the orchestrator's consumer without the loop
-	// seeing it: inside MULTI the blocked read is not served, and by EXEC
-	// the entry is taken.
-	if _, err := raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: queue, Values: lost.Values})
-		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: consumerGroup, Consumer: consumerName, Streams: []string{queue, ">"}, Count: 1, Block: -1})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// The read the loop is blocked in fails.
-	if err := raw.ClientKillByFilter(ctx, "ID", reader).Err(); err != nil {
-		t.Fatal(err)
+	// seeing it, then make the read the loop is blocked in fail.
+	redistest.DeliverUnseen(t, raw, queue, consumerGroup, consumerName, lost.Values)
+	if redistest.CutBlocked(t, raw, name) == 0 {
+		t.Fatal("no blocked read of the loop to cut")
 	}
 
 	var claimErr, lenErr error

@@ -41,3 +41,34 @@ func WaitBlocked(tb testing.TB, raw *redis.Client, name string, within time.Dura
 	}
 	return ids[0]
 }
+
+// CutBlocked kills every connection named name that is blocked in a
+// command, so that the read each one waits in fails on the client's side
+// (go-redis then retries it on a new connection). It returns how many it
+// cut.
+func CutBlocked(tb testing.TB, raw *redis.Client, name string) int {
+	tb.Helper()
+	ids := Blocked(tb, raw, name)
+	for _, id := range ids {
+		if err := raw.ClientKillByFilter(tb.Context(), "ID", id).Err(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return len(ids)
+}
+
+// DeliverUnseen adds an entry with values to stream and delivers it to
+// consumer of group inside one MULTI, so that no reader blocked on the
+// group is served it: the entry is in the consumer's pending list as if a
+// read had delivered it and its reply had been lost.
+func DeliverUnseen(tb testing.TB, raw *redis.Client, stream, group, consumer string, values map[string]any) {
+	tb.Helper()
+	ctx := tb.Context()
+	if _, err := raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: values})
+		p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: consumer, Streams: []string{stream, ">"}, Count: 1, Block: -1})
+		return nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -187,7 +187,7 @@ func TestEventConsumerRecreatesGroup(t *testing.T) {
 func TestReadEventsBlocks(t *testing.T) {
 	t.Parallel()
 	name := "blocked-read-" + blackboard.NewID()[:8]
-	c := namedClient(t, name)
+	c := redistest.NamedClient(t, name)
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	last, err := c.LastEventID(ctx)
@@ -203,7 +203,7 @@ func TestReadEventsBlocks(t *testing.T) {
 		evs, err := c.ReadEvents(ctx, last, 10, waitFor)
 		done <- result{evs, err}
 	}()
-	waitBlocked(t, raw, name)
+	redistest.WaitBlocked(t, raw, name, waitFor)
 	ids := appendEvents(t, c, 1)
 	select {
 	case r := <-done:
@@ -228,7 +228,7 @@ func TestReadEventsBlocks(t *testing.T) {
 func TestEventConsumerNextBlocks(t *testing.T) {
 	t.Parallel()
 	name := "blocked-group-" + blackboard.NewID()[:8]
-	c := namedClient(t, name)
+	c := redistest.NamedClient(t, name)
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	first := appendEvents(t, c, 1)
@@ -248,7 +248,7 @@ func TestEventConsumerNextBlocks(t *testing.T) {
 		evs, err := ec.Next(ctx, first, 10, waitFor)
 		done <- result{evs, err}
 	}()
-	waitBlocked(t, raw, name)
+	redistest.WaitBlocked(t, raw, name, waitFor)
 	ids := appendEvents(t, c, 1)
 	select {
 	case r := <-done:
@@ -271,7 +271,7 @@ func TestBlockingReadsOutlastReadTimeout(t *testing.T) {
 	t.Parallel()
 	const readTimeout = 100 * time.Millisecond
 	const block = 4 * readTimeout
-	c := namedClient(t, "short-timeout-"+blackboard.NewID()[:8], func(o *redis.Options) { o.ReadTimeout = readTimeout })
+	c := redistest.NamedClient(t, "short-timeout-"+blackboard.NewID()[:8], func(o *redis.Options) { o.ReadTimeout = readTimeout })
 	ctx := t.Context()
 	ids := appendEvents(t, c, 1)
 	ec, err := c.EventConsumer(ctx, "orchestrator", "orch-a")
@@ -467,7 +467,7 @@ func TestSubscribe(t *testing.T) {
 func TestLostRepliesAfterABrokenRead(t *testing.T) {
 	t.Parallel()
 	name := "lost-replies-" + blackboard.NewID()[:8]
-	c := namedClient(t, name)
+	c := redistest.NamedClient(t, name)
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	ec, err := c.EventConsumer(ctx, "orchestrator", "orch-a")

@@ -171,16 +171,3 @@ func wantErr(tb testing.TB, err, want error) {
 		tb.Fatalf("got error %v, want %v", err, want)
 	}
 }
-
-// namedClient returns a client whose connections carry name in CLIENT
-// LIST (see redistest.NamedClient).
-func namedClient(tb testing.TB, name string, opts ...func(*redis.Options)) *blackboard.Client {
-	tb.Helper()
-	return redistest.NamedClient(tb, name, opts...)
-}
-
-// waitBlocked waits until a connection named name is blocked in a command.
-func waitBlocked(tb testing.TB, raw *redis.Client, name string) {
-	tb.Helper()
-	redistest.WaitBlocked(tb, raw, name, waitFor)
-}

@@ -108,22 +108,6 @@ func cleanupInstance(t *testing.T, rt *local.Runtime, spec runtime.UpSpec) {
 	})
 }
 
-// eventually polls cond until it holds, against one deadline.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
 // ready reports whether addr answers /readyz with 200.
 func ready(addr string) bool {
 	client := http.Client{Timeout: time.Second}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/runtime"
@@ -199,7 +200,7 @@ agents:
 		t.Fatal(err)
 	}
 	var first int
-	eventually(t, 60*time.Second, "the tool runs", func() bool {
+	eventually.True(t, 60*time.Second, "the tool runs", func() bool {
 		s := sleepers(arg)
 		if len(s) > 1 {
 			t.Fatalf("%d copies of the tool run at once: %v", len(s), s)
@@ -217,9 +218,9 @@ agents:
 	if err := syscall.Kill(cub, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the tool dies with its cub", func() bool { return !processRuns(first) })
+	eventually.True(t, 30*time.Second, "the tool dies with its cub", func() bool { return !processRuns(first) })
 	var second int
-	eventually(t, 90*time.Second, "the restarted cub runs the claim again", func() bool {
+	eventually.True(t, 90*time.Second, "the restarted cub runs the claim again", func() bool {
 		s := sleepers(arg)
 		if len(s) > 1 {
 			t.Fatalf("%d copies of the tool run at once: %v", len(s), s)
@@ -232,7 +233,7 @@ agents:
 	if err := rt.Down(context.Background(), rec, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "no tool outlives sett down", func() bool { return len(sleepers(arg)) == 0 })
+	eventually.True(t, 30*time.Second, "no tool outlives sett down", func() bool { return len(sleepers(arg)) == 0 })
 }
 
 // sleepers lists the live processes running `sleep arg`.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/runtime"
@@ -140,7 +141,7 @@ func TestSupervisorRestartsAKilledComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var now *local.Status
-	eventually(t, 30*time.Second, "the writer's cub restarted with a new pid and ready", func() bool {
+	eventually.True(t, 30*time.Second, "the writer's cub restarted with a new pid and ready", func() bool {
 		now, err = local.ReadStatus(statusPath)
 		if err != nil {
 			return false
@@ -259,7 +260,7 @@ func TestDownStopsComponentsThatOutliveAKilledSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mine runtime.Listing
-	eventually(t, 30*time.Second, "sett list to see the instance degraded", func() bool {
+	eventually.True(t, 30*time.Second, "sett list to see the instance degraded", func() bool {
 		ls, err := rt.List(ctx)
 		if err != nil {
 			return false

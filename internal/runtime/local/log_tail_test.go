@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/syncbuf"
 )
 
@@ -42,20 +43,20 @@ func TestCopyLogFollowsAppendedLinesUntilCancelled(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- copyLog(ctx, path, &out, true) }()
 
-	eventually(t, 10*time.Second, "the existing line", func() bool { return out.String() == "first\n" })
+	eventually.True(t, 10*time.Second, "the existing line", func() bool { return out.String() == "first\n" })
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(f, "second")
 	f.Close()
-	eventually(t, 10*time.Second, "the appended line", func() bool { return out.String() == "first\nsecond\n" })
+	eventually.True(t, 10*time.Second, "the appended line", func() bool { return out.String() == "first\nsecond\n" })
 
 	// A truncated file is followed from its new start.
 	if err := os.WriteFile(path, []byte("new\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the line after truncation", func() bool { return strings.HasSuffix(out.String(), "second\nnew\n") })
+	eventually.True(t, 10*time.Second, "the line after truncation", func() bool { return strings.HasSuffix(out.String(), "second\nnew\n") })
 
 	cancel()
 	select {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/settdev/sett/internal/eventually"
 )
 
 // shell returns the path of sh, which these tests run as components.
@@ -49,28 +50,11 @@ func runSupervisor(t *testing.T, s *Supervisor) (stop func() error) {
 	return stop
 }
 
-// eventually polls cond every few milliseconds until it holds, failing
-// the test with what it waited for once the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
 // waitStatus polls the status file until cond holds and returns it.
 func waitStatus(t *testing.T, path, what string, cond func(*Status) bool) *Status {
 	t.Helper()
 	var st *Status
-	eventually(t, 20*time.Second, what, func() bool {
+	eventually.True(t, 20*time.Second, what, func() bool {
 		var err error
 		st, err = ReadStatus(path)
 		return err == nil && cond(st)
@@ -143,10 +127,10 @@ func TestSupervisorStartsStagesInOrderAndStopsThemInReverse(t *testing.T) {
 	})
 	// Started (when the supervisor gives back its start-up memory) holds
 	// once the last stage started.
-	eventually(t, 20*time.Second, "Started after the last stage", s.Started)
+	eventually.True(t, 20*time.Second, "Started after the last stage", s.Started)
 	// The scripts write their start line right away; wait for all three
 	// before stopping, so that no stop races a start.
-	eventually(t, 20*time.Second, "three start lines", func() bool {
+	eventually.True(t, 20*time.Second, "three start lines", func() bool {
 		b, _ := os.ReadFile(order)
 		return strings.Count(string(b), "start-") == 3
 	})
