@@ -20,6 +20,10 @@ type workflowProgress struct {
 	workflowID string
 	claims     map[string]blackboard.ClaimStatus
 	working    map[string]map[string]bool
+	// unanswered holds, per claim still collecting bids past its
+	// deadline, the configured agents it waits for (bids_requested_again)
+	// and since when (ms, Redis clock).
+	unanswered map[string]unansweredBids
 	iteration  int
 	artefacts  int
 	claimSeen  bool
@@ -33,7 +37,14 @@ func newWorkflowProgress(workflowID string) *workflowProgress {
 		workflowID: workflowID,
 		claims:     map[string]blackboard.ClaimStatus{},
 		working:    map[string]map[string]bool{},
+		unanswered: map[string]unansweredBids{},
 	}
+}
+
+// unansweredBids is what a claim waits for past its bid deadline.
+type unansweredBids struct {
+	agents  string
+	sinceMs int64
 }
 
 // apply folds one event in; events of other workflows are ignored.
@@ -52,12 +63,18 @@ func (p *workflowProgress) apply(ev blackboard.Event) {
 		p.claims[ev.ClaimID] = blackboard.ClaimStatus(ev.Field("status"))
 	case blackboard.EventClaimTransitioned:
 		to := blackboard.ClaimStatus(ev.Field("to"))
+		if to != blackboard.ClaimPendingConsensus {
+			delete(p.unanswered, ev.ClaimID)
+		}
 		if to.Final() {
 			delete(p.claims, ev.ClaimID)
 			delete(p.working, ev.ClaimID)
 		} else {
 			p.claims[ev.ClaimID] = to
 		}
+	case blackboard.EventBidsRequestedAgain:
+		waited, _ := strconv.ParseInt(ev.Field("waiting_ms"), 10, 64)
+		p.unanswered[ev.ClaimID] = unansweredBids{agents: strings.ReplaceAll(ev.Field("agents"), ",", ", "), sinceMs: ev.TsMs - waited}
 	case blackboard.EventClaimGranted:
 		agents := map[string]bool{}
 		for _, a := range strings.Split(ev.Field("agents"), ",") {
@@ -132,7 +149,18 @@ func (p *workflowProgress) summary() string {
 	if as := p.agents(); len(as) > 0 {
 		working = strings.Join(as, ", ")
 	}
-	return fmt.Sprintf("phase: %s · working: %s · iteration %d · %d artefact(s)", phase, working, p.iteration, p.artefacts)
+	line := fmt.Sprintf("phase: %s · working: %s · iteration %d · %d artefact(s)", phase, working, p.iteration, p.artefacts)
+	ids := make([]string, 0, len(p.unanswered))
+	for id := range p.unanswered {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		u := p.unanswered[id]
+		line += fmt.Sprintf(" · waiting for an answer from %s (asked again since %s)", u.agents,
+			time.UnixMilli(u.sinceMs).Format("15:04:05"))
+	}
+	return line
 }
 
 // progressLine shows the progress of a wait. On a terminal it is one line

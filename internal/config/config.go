@@ -62,6 +62,15 @@ type OrchestratorConfig struct {
 	// Default 5s; must be > 0.
 	BidTimeout Duration `yaml:"bid_timeout"`
 
+	// NoBidTimeout is how long past bid_timeout a claim keeps asking for
+	// the answers it still needs — no agent bid for work while configured
+	// consumers have not answered (down, frozen, partitioned, Redis
+	// unreachable), or a required reviewer, or too few reviewers — before
+	// it fails naming the agents that never answered. Bids are requested
+	// again meanwhile, bid_timeout apart, doubling up to 30s. Default 5m;
+	// must be > 0.
+	NoBidTimeout Duration `yaml:"no_bid_timeout"`
+
 	// LeaseTTL is the time to live of a work lease; the cub renews it every
 	// third of it, and a lease that expires is lost. Default 30s; must be
 	// at least 1s.

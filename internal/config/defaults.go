@@ -10,6 +10,7 @@ const CurrentVersion = "1.0"
 const (
 	DefaultMaxReviewIterations  = 3
 	DefaultBidTimeout           = Duration(5 * time.Second)
+	DefaultNoBidTimeout         = Duration(5 * time.Minute)
 	DefaultLeaseTTL             = Duration(30 * time.Second)
 	DefaultMaxGrantAttempts     = 2
 	DefaultDeadLetterAfter      = 5
@@ -58,6 +59,7 @@ func (c *Config) ApplyDefaults() {
 		o.MaxReviewIterations = &n
 	}
 	setDefault(c, &o.BidTimeout, DefaultBidTimeout, "orchestrator.bid_timeout")
+	setDefault(c, &o.NoBidTimeout, DefaultNoBidTimeout, "orchestrator.no_bid_timeout")
 	setDefault(c, &o.LeaseTTL, DefaultLeaseTTL, "orchestrator.lease_ttl")
 	setDefault(c, &o.MaxGrantAttempts, DefaultMaxGrantAttempts, "orchestrator.max_grant_attempts")
 	setDefault(c, &o.DeadLetterAfter, DefaultDeadLetterAfter, "orchestrator.dead_letter_after")

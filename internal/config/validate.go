@@ -105,6 +105,7 @@ func (o *OrchestratorConfig) validate(v *validator, p string) {
 		v.addf(p+".max_review_iterations", "%d is not valid (use a positive number, or 0 for unlimited)", n)
 	}
 	positiveDuration(v, p+".bid_timeout", o.BidTimeout)
+	positiveDuration(v, p+".no_bid_timeout", o.NoBidTimeout)
 	minDuration(v, p+".lease_ttl", o.LeaseTTL, MinLeaseTTL)
 	atLeastOne(v, p+".max_grant_attempts", o.MaxGrantAttempts)
 	atLeastOne(v, p+".dead_letter_after", o.DeadLetterAfter)

@@ -10,22 +10,31 @@ import (
 // bidPlan is who is asked to bid on an artefact and who is not: live
 // agents whose static rules already say ignore get their bid recorded at
 // once instead of a bid request (a pipeline of specialised agents then
-// costs no round trips for the agents an artefact does not concern).
+// costs no round trips for the agents an artefact does not concern), and
+// configured consumers that are not alive are remembered as absent, so
+// that consensus can wait for them when their answer is needed.
 type bidPlan struct {
 	Bidders  []string
 	Ignoring []string
+	Absent   []string
 }
 
 // planBids decides the bid plan for an artefact of type typ produced by
-// role, over the live agents in dir.
+// role, over the configured agents in dir.
 func planBids(dir *AgentDirectory, rules map[string]bidding.Rules, typ, role string) bidPlan {
 	var p bidPlan
-	for _, agent := range dir.Live() {
+	for _, agent := range dir.Names() {
 		if r, ok := rules[agent]; ok {
 			if bid, _, sure := r.Static(typ, role); sure && bid == blackboard.BidIgnore {
-				p.Ignoring = append(p.Ignoring, agent)
+				if dir.IsLive(agent) {
+					p.Ignoring = append(p.Ignoring, agent)
+				}
 				continue
 			}
+		}
+		if !dir.IsLive(agent) {
+			p.Absent = append(p.Absent, agent)
+			continue
 		}
 		p.Bidders = append(p.Bidders, agent)
 	}

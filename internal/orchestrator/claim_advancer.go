@@ -196,33 +196,170 @@ func (a *ClaimAdvancer) advanceRead(ctx context.Context, claimID, workflowHint s
 	}
 }
 
-// consensus waits for every expected bidder or the bid deadline, then
-// grants the first phase that has bidders.
+// consensus applies the consensus rules (decideConsensus) to the claim:
+// wait, grant the first phase with bidders, ask again for answers still
+// needed, fail for answers that never came, or end the claim by
+// configuration.
 func (a *ClaimAdvancer) consensus(ctx context.Context, st *blackboard.ClaimState) error {
 	cl := st.Claim
-	var silent []string
-	for _, agent := range cl.ExpectedBidders {
-		if _, ok := st.Bids[agent]; !ok {
-			silent = append(silent, agent)
-		}
+	d := decideConsensus(a.consensusInput(st))
+	switch d.Step {
+	case stepWait:
+		return nil // the claim's timer fires at the deadline
+	case stepAskAgain:
+		return a.askAgain(ctx, st, d)
+	case stepNoAnswer:
+		return a.noAnswer(ctx, st, d.Missing)
 	}
-	if len(silent) > 0 && st.NowMs < cl.BidDeadlineMs {
-		return nil // still waiting; the claim's timer fires at the deadline
+	var events []blackboard.Event
+	if len(d.Silent) > 0 {
+		events = append(events, a.event(blackboard.EventBidTimeout, cl, "", map[string]string{
+			"agents": strings.Join(d.Silent, ","), "bid_timeout_ms": strconv.FormatInt(a.set.BidTimeout.Milliseconds(), 10),
+		}))
 	}
-	bids := make(map[string]blackboard.Bid, len(cl.ExpectedBidders))
+	bids := make(map[string]blackboard.Bid, len(st.Bids)+len(d.Silent))
 	for agent, b := range st.Bids {
 		bids[agent] = b
 	}
-	for _, agent := range silent {
+	for _, agent := range d.Silent {
 		bids[agent] = blackboard.BidIgnore
 	}
-	var events []blackboard.Event
-	if len(silent) > 0 {
-		events = append(events, a.event(blackboard.EventBidTimeout, cl, "", map[string]string{
-			"agents": strings.Join(silent, ","), "bid_timeout_ms": strconv.FormatInt(a.set.BidTimeout.Milliseconds(), 10),
-		}))
+	if d.Step == stepEnd {
+		return a.deadEnd(ctx, st, d, bids, events)
 	}
-	return a.grantFrom(ctx, st, phaseReview, bids, silent, events)
+	return a.grantFrom(ctx, st, phaseReview, bids, d.Silent, events)
+}
+
+// consensusInput gathers what decideConsensus reads from the claim, the
+// configuration and the agents' liveness.
+func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput {
+	cl := st.Claim
+	in := consensusInput{
+		Expected: cl.ExpectedBidders, Absent: cl.AbsentConsumers, Bids: st.Bids, Live: a.dir.IsLive,
+		Required: map[string]bool{}, Reviewers: map[string]bool{}, MinReviews: a.set.ReviewPolicy.MinReviews,
+		NowMs: st.NowMs, DeadlineMs: cl.BidDeadlineMs, Rounds: cl.BidRounds, NoAnswerSinceMs: cl.NoAnswerSinceMs,
+		BidTimeout: a.set.BidTimeout, NoBidTimeout: a.set.NoBidTimeout,
+	}
+	for agent, role := range a.set.ReviewRoles {
+		if role.Required {
+			in.Required[agent] = true
+		}
+		if r, ok := a.set.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
+			in.Reviewers[agent] = true
+		}
+	}
+	return in
+}
+
+// askAgain sends the bid requests again to the agents whose answer is
+// still needed (configured consumers that were down join the expected
+// bidders when they are alive), and looks again after the round's delay.
+func (a *ClaimAdvancer) askAgain(ctx context.Context, st *blackboard.ClaimState, d consensusDecision) error {
+	cl := st.Claim
+	since := cl.NoAnswerSinceMs
+	if since == 0 {
+		since = st.NowMs
+	}
+	// A bid request describes the artefact (cubs decide static bids from
+	// it): read it; this path runs only past a bid deadline.
+	target := bidTarget{ID: cl.ArtefactID, Type: cl.ArtefactType}
+	if art, err := a.bb.GetArtefact(ctx, cl.ArtefactID); err == nil {
+		target = bidTarget{ID: art.ID, Type: art.Type, StructuralType: art.StructuralType, ProducedByRole: art.ProducedByRole}
+	} else if !errors.Is(err, blackboard.ErrNotFound) {
+		return err
+	}
+	round := cl.BidRounds + 1
+	t := blackboard.Transition{
+		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
+		Set:        blackboard.ClaimPatch{ExpectedBidders: d.NewExpected, BidRounds: round, NoAnswerSinceMs: since},
+		BidTimeout: d.Delay,
+		Inbox:      bidPlan{Bidders: d.Ask}.requests(cl.ID, cl.WorkflowID, target),
+		Events: []blackboard.Event{a.event(blackboard.EventBidsRequestedAgain, cl, "", map[string]string{
+			"agents": strings.Join(d.Missing, ","), "asked": strings.Join(d.Ask, ","), "round": strconv.Itoa(round),
+			"waiting_ms": itoa64(st.NowMs - since), "no_bid_timeout_ms": itoa64(a.set.NoBidTimeout.Milliseconds()),
+		})},
+	}
+	if err := a.transition(ctx, t); err != nil {
+		return err
+	}
+	a.TimerArmedFunc(d.Delay)
+	a.m.BidRounds.Inc()
+	a.log.Warn().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Strs("waiting_for", d.Missing).
+		Strs("asked", d.Ask).Int("round", round).Str("event", string(blackboard.EventBidsRequestedAgain)).
+		Msg("configured agents have not answered; asking again")
+	return nil
+}
+
+// noAnswer fails the claim (and its workflow) whose needed agents never
+// answered within no_bid_timeout, naming them.
+func (a *ClaimAdvancer) noAnswer(ctx context.Context, st *blackboard.ClaimState, missing []string) error {
+	cl := st.Claim
+	typ, err := a.artefactType(ctx, cl)
+	if err != nil {
+		return err
+	}
+	since := cl.NoAnswerSinceMs
+	if since == 0 {
+		since = st.NowMs
+	}
+	waited := a.set.BidTimeout + time.Duration(st.NowMs-since)*time.Millisecond
+	why := noAnswerReason(typ, missing, waited, a.dir.IsLive)
+	reason := "Terminated: " + why + "."
+	a.m.NoAnswer.Inc()
+	return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true, why,
+		a.event(blackboard.EventClaimTerminatedNoAnswer, cl, "", map[string]string{
+			"reason": reason, "agents": strings.Join(missing, ","), "type": typ}))
+}
+
+// artefactType is the claimed artefact's type: recorded on the claim, or
+// read from the artefact for claims stored before it was ("" when the
+// artefact is gone).
+func (a *ClaimAdvancer) artefactType(ctx context.Context, cl *blackboard.Claim) (string, error) {
+	if cl.ArtefactType != "" {
+		return cl.ArtefactType, nil
+	}
+	art, err := a.bb.GetArtefact(ctx, cl.ArtefactID)
+	switch {
+	case err == nil:
+		return art.Type, nil
+	case errors.Is(err, blackboard.ErrNotFound):
+		return "", nil
+	}
+	return "", err
+}
+
+// deadEnd ends a claim no agent takes: by configuration (no configured
+// agent consumes its type) or because every consumer answered ignore. A
+// goal's claim fails its workflow (nothing was done); any other claim
+// completes, and the note goes into the workflow's outcome.
+func (a *ClaimAdvancer) deadEnd(ctx context.Context, st *blackboard.ClaimState, d consensusDecision, bids map[string]blackboard.Bid, events []blackboard.Event) error {
+	cl := st.Claim
+	a.countBids(bids, len(d.Silent))
+	a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
+	if cl.ArtefactID == cl.WorkflowID {
+		return a.goalDeadEnd(ctx, st, d.Silent, events)
+	}
+	typ, err := a.artefactType(ctx, cl)
+	if err != nil {
+		return err
+	}
+	var decliners []string
+	for _, agent := range append(append([]string(nil), cl.ExpectedBidders...), cl.AbsentConsumers...) {
+		if !contains(decliners, agent) {
+			decliners = append(decliners, agent)
+		}
+	}
+	sort.Strings(decliners)
+	note := chainEndNote(typ, d.Declined, decliners)
+	reason := "Chain ends here by configuration: " + note + "."
+	kind := "no_consumer"
+	if d.Declined {
+		kind = "declined"
+	}
+	a.m.DeadEnds.WithLabelValues(kind).Inc()
+	t := blackboard.Transition{IgnoreBids: d.Silent, ChainEnd: note}
+	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
+		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason, "chain_end": kind}))...)
 }
 
 // grantFrom grants the first phase at or after p that has bidders, or
@@ -234,21 +371,8 @@ func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState
 // grantFromWith is grantFrom recording a review decision on the claim.
 func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event, decision string) error {
 	cl := st.Claim
-	for ; p < phaseCount; p++ {
+	if p, agents, ok := nextPhase(p, bids); ok {
 		info := phaseInfo[p]
-		var agents []string
-		for agent, b := range bids {
-			if b == info.bid {
-				agents = append(agents, agent)
-			}
-		}
-		if len(agents) == 0 {
-			continue
-		}
-		sort.Strings(agents)
-		if p == phaseExclusive {
-			agents = agents[:1] // deterministic winner: the lowest agent name
-		}
 		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
@@ -289,18 +413,10 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 			Strs("agents", agents).Msg("claim granted")
 		return nil
 	}
-	reason := allPhasesComplete
-	if cl.Status == blackboard.ClaimPendingConsensus {
-		a.countBids(bids, len(silent))
-		a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
-		reason = "No agent bid (dead end)."
-		if cl.ArtefactID == cl.WorkflowID {
-			return a.goalDeadEnd(ctx, st, silent, events)
-		}
-	}
+	// No later phase has bidders: the phases that ran are all done.
 	t := blackboard.Transition{IgnoreBids: silent, Set: blackboard.ClaimPatch{ReviewDecision: decision}}
-	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
-		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))...)
+	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, allPhasesComplete, false, "",
+		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": allPhasesComplete}))...)
 }
 
 // goalDeadEnd ends a workflow whose goal no agent bid on: nothing was

@@ -51,8 +51,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 	nc := blackboard.NewClaim{
 		Claim: &blackboard.Claim{
 			ID: claimID, ArtefactID: ev.ArtefactID, WorkflowID: ev.WorkflowID,
-			Status:    blackboard.ClaimPendingConsensus,
-			Iteration: iteration,
+			Status:       blackboard.ClaimPendingConsensus,
+			Iteration:    iteration,
+			ArtefactType: ev.Field("type"),
 		},
 		ByArtefact: true,
 		Budget: blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth,
@@ -79,12 +80,13 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
 		bidders = plan.Bidders
 		nc.Claim.ExpectedBidders = plan.Bidders
+		nc.Claim.AbsentConsumers = plan.Absent
 		nc.Bids = plan.decided()
 		nc.Events = plan.event(claimID, ev.ArtefactID, ev.WorkflowID)
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.set.BidTimeout
-		nc.GrantPlan = c.grantPlan(plan.Bidders)
+		nc.GrantPlan = c.grantPlan(plan, ev.Field("type"), ev.Field("produced_by_role"))
 		nc.FinishByResult = !c.set.NoResultCompletion
 	}
 	id, created, err := c.bb.CreateClaim(ctx, nc)
@@ -125,29 +127,46 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		return nil
 	}
 	if len(bidders) == 0 {
-		// Nobody was asked, so no bid event will ever name this claim.
+		// Nobody was asked, so no bid event will ever name this claim
+		// (consensus decides at once: a dead end, or waiting for absent
+		// consumers).
 		return c.advancer.Advance(ctx, id, ev.WorkflowID, false)
 	}
 	return nil
 }
 
-// grantPlan is what the last expected bid needs to grant the claim in its
-// own script, as consensus would (see blackboard.GrantPlan), or nil when
-// the orchestrator keeps every grant to itself.
-func (c *ClaimCreator) grantPlan(bidders []string) *blackboard.GrantPlan {
-	if c.set.NoBidGrants || len(bidders) == 0 {
+// grantPlan is the grant the last expected bid may apply in its own
+// script (see blackboard.GrantPlan), decided now by the consensus rules
+// from the bids the bidders' configured rules predict, or nil when the
+// orchestrator keeps the decision: a bidder's bid is not known in advance
+// (a bid script), a consumer was absent (whether its answer is needed is
+// consensus's call), or the decided grant is not to one agent alone.
+func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.GrantPlan {
+	if c.set.NoBidGrants || len(plan.Bidders) == 0 || len(plan.Absent) > 0 {
 		return nil
 	}
-	p := &blackboard.GrantPlan{MaxConcurrentClaims: c.set.MaxConcurrentClaims, LeaseCheck: c.set.LeaseTTL + leaseMargin,
-		MaxAttempts: make(map[string]map[blackboard.GrantKind]int, len(bidders))}
-	for _, agent := range bidders {
-		kinds := map[blackboard.GrantKind]int{}
-		for _, k := range []blackboard.GrantKind{blackboard.GrantReview, blackboard.GrantClaim, blackboard.GrantExclusive} {
-			kinds[k] = c.set.retryPolicy(agent, k).Attempts()
+	expect := make(map[string]blackboard.Bid, len(plan.Bidders))
+	for _, agent := range plan.Bidders {
+		r, ok := c.set.Rules[agent]
+		if !ok {
+			return nil
 		}
-		p.MaxAttempts[agent] = kinds
+		bid, _, sure := r.Static(typ, role)
+		if !sure {
+			return nil
+		}
+		expect[agent] = bid
 	}
-	return p
+	in := c.advancer.consensusInput(&blackboard.ClaimState{
+		Claim: &blackboard.Claim{ExpectedBidders: plan.Bidders, BidDeadlineMs: 1}, Bids: expect, NowMs: 0})
+	d := decideConsensus(in)
+	if d.Step != stepGrant || len(d.Agents) != 1 {
+		return nil
+	}
+	info := phaseInfo[d.Phase]
+	return &blackboard.GrantPlan{MaxConcurrentClaims: c.set.MaxConcurrentClaims, LeaseCheck: c.set.LeaseTTL + leaseMargin,
+		Expect: expect, Agent: d.Agents[0], Phase: info.name, Kind: info.grant,
+		MaxAttempts: c.set.retryPolicy(d.Agents[0], info.grant).Attempts()}
 }
 
 // approvalTimeout is how long an approval in this workflow waits: the
@@ -196,15 +215,14 @@ func (c *ClaimCreator) budgetExceeded(ctx context.Context, ev blackboard.Event, 
 		return err
 	}
 	reason := fmt.Sprintf("workflow budget %s (%d) exceeded; see Failure artefact %s", name, budget.Limit, id)
-	ended, err := c.bb.EndWorkflow(ctx, ev.WorkflowID, blackboard.WorkflowFailed, reason, c.epoch())
-	if err != nil {
-		return err
-	}
+	// The budget_exceeded event is written by the script that ends the
+	// workflow: a crash cannot leave the end without its explanation.
+	ended, err := c.bb.EndWorkflow(ctx, ev.WorkflowID, blackboard.WorkflowFailed, reason, c.epoch(),
+		blackboard.Event{Type: blackboard.EventBudgetExceeded, WorkflowID: ev.WorkflowID,
+			ArtefactID: ev.ArtefactID, Fields: map[string]string{"budget": name, "limit": strconv.Itoa(budget.Limit), "failure_id": id}})
 	if ended {
 		c.log.Warn().Str("workflow_id", ev.WorkflowID).Str("artefact_id", ev.ArtefactID).Str("budget", name).
 			Int("limit", budget.Limit).Str("event", string(blackboard.EventBudgetExceeded)).Msg("workflow budget exceeded")
-		_, err = c.bb.AppendEvent(ctx, blackboard.Event{Type: blackboard.EventBudgetExceeded, WorkflowID: ev.WorkflowID,
-			ArtefactID: ev.ArtefactID, Fields: map[string]string{"budget": name, "limit": strconv.Itoa(budget.Limit), "failure_id": id}})
 	}
 	return err
 }

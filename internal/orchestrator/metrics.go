@@ -10,6 +10,9 @@ type Metrics struct {
 	ClaimsFinished     *metrics.CounterVec // outcome: complete|terminated
 	Bids               *metrics.CounterVec // bid (including timed-out ignores)
 	BidTimeouts        *metrics.Counter
+	BidRounds          *metrics.Counter      // rounds of bid requests sent again
+	NoAnswer           *metrics.Counter      // claims failed: needed agents never answered
+	DeadEnds           *metrics.CounterVec   // kind: no_consumer|declined
 	Grants             *metrics.CounterVec   // phase: review|parallel|exclusive|feedback
 	ConsensusLatency   *metrics.Histogram    // claim created → first grant or completion
 	PhaseLatency       *metrics.HistogramVec // phase: grant → every granted agent delivered
@@ -46,6 +49,12 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 			Name: "bids_total", Help: "Bids counted at a consensus the orchestrator decided, by bid (a grant made by the last bid's own script is not counted here)."}, "bid"),
 		BidTimeouts: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "bid_timeouts_total", Help: "Agents that did not bid before bid_timeout (counted as ignore)."}),
+		BidRounds: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "bid_rounds_total", Help: "Rounds of bid requests sent again because configured agents whose answer a claim needs had not answered."}),
+		NoAnswer: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "claims_no_answer_total", Help: "Claims failed because configured agents whose answer they needed never answered within no_bid_timeout."}),
+		DeadEnds: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "chain_ends_total", Help: "Claims ended without work by configuration, by kind (no_consumer: no configured agent consumes the type; declined: every consumer answered ignore)."}, "kind"),
 		Grants: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "grants_total", Help: "Agents granted work by the orchestrator, by phase (grants made by the last bid's own script: sett_cub_grants_total)."}, "phase"),
 		ConsensusLatency: reg.NewHistogram(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",

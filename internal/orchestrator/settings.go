@@ -18,6 +18,9 @@ type Settings struct {
 	// BidTimeout is how long consensus waits for an agent's bid before it
 	// counts as ignore.
 	BidTimeout time.Duration
+	// NoBidTimeout is how long past BidTimeout consensus keeps asking for
+	// answers it needs before the claim fails (orchestrator.no_bid_timeout).
+	NoBidTimeout time.Duration
 	// LeaseTTL is the cub's work-lease TTL; a grant is declared lost when
 	// its lease is gone this long after the grant.
 	LeaseTTL time.Duration
@@ -137,6 +140,7 @@ func SettingsFrom(c *config.Config) Settings {
 	o := c.Orchestrator
 	return Settings{
 		BidTimeout:           o.BidTimeout.Std(),
+		NoBidTimeout:         o.NoBidTimeout.Std(),
 		LeaseTTL:             o.LeaseTTL.Std(),
 		MaxGrantAttempts:     o.MaxGrantAttempts,
 		DeadLetterAfter:      o.DeadLetterAfter,
@@ -182,6 +186,9 @@ func (s *Settings) retryPolicy(agent string, kind blackboard.GrantKind) retrypol
 func (s *Settings) applyDefaults() {
 	if s.BidTimeout <= 0 {
 		s.BidTimeout = 5 * time.Second
+	}
+	if s.NoBidTimeout <= 0 {
+		s.NoBidTimeout = config.DefaultNoBidTimeout.Std()
 	}
 	if s.LeaseTTL <= 0 {
 		s.LeaseTTL = 30 * time.Second

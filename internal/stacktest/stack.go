@@ -205,6 +205,23 @@ func (p *Proc) Stop() {
 	p.signal(syscall.SIGTERM)
 }
 
+// Freeze stops the process with SIGSTOP (a hung or descheduled daemon:
+// its connections stay open, it answers nothing); Thaw resumes it.
+func (p *Proc) Freeze() { p.send(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen process with SIGCONT.
+func (p *Proc) Thaw() { p.send(syscall.SIGCONT) }
+
+// send delivers sig to the running process without waiting for anything.
+func (p *Proc) send(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
 func (p *Proc) signal(sig syscall.Signal) {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited

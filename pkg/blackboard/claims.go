@@ -250,7 +250,11 @@ type claimRequest struct {
 // ClaimPatch lists the claim fields a transition sets; zero values are left
 // unchanged (no transition ever clears a field).
 type ClaimPatch struct {
-	ExpectedBidders       []string
+	ExpectedBidders []string
+	// BidRounds and NoAnswerSinceMs record a new round of bid requests
+	// (see Claim).
+	BidRounds             int
+	NoAnswerSinceMs       int64
 	GrantedReviewAgents   []string
 	GrantedParallelAgents []string
 	GrantedExclusiveAgent string
@@ -267,6 +271,8 @@ type ClaimPatch struct {
 func (p ClaimPatch) fields() []string {
 	var h hashFields
 	h.list("expected_bidders", p.ExpectedBidders)
+	h.int("bid_rounds", int64(p.BidRounds))
+	h.int("no_answer_since_ms", p.NoAnswerSinceMs)
 	h.list("granted_review_agents", p.GrantedReviewAgents)
 	h.list("granted_parallel_agents", p.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)
@@ -351,6 +357,12 @@ type Transition struct {
 	// Waited, when not nil, receives how long the claim waited for a slot
 	// before this step (zero when it did not wait).
 	Waited *time.Duration
+	// ChainEnd, on a claim that ends because no configured agent takes
+	// its artefact, is a short note ("Plan: no agent consumes this type")
+	// added to the workflow's chain_ends; a workflow completed later lists
+	// them in its outcome, so success says which branches ended by
+	// configuration rather than by work.
+	ChainEnd string
 	// Ended, when not nil, receives whether CloseItem completed the
 	// workflow; that end is then not queued as workflow_completed for the
 	// orchestrator (the caller counts it), saving it a read per workflow.
@@ -407,6 +419,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"fail_reason":      t.FailReason,
 		"workflow_status":  string(t.WorkflowStatus),
 		"bid_timeout_ms":   t.BidTimeout.Milliseconds(),
+		"chain_end":        t.ChainEnd,
 		"claim_channel":    c.keys.ClaimEvents(),
 		"workflow_channel": c.keys.WorkflowEvents(),
 	}

@@ -142,6 +142,10 @@ func claimFields(c *Claim) hashFields {
 	h.always("status", string(c.Status))
 	h.list("expected_bidders", c.ExpectedBidders)
 	h.int("bid_deadline_ms", c.BidDeadlineMs)
+	h.str("artefact_type", c.ArtefactType)
+	h.list("absent_consumers", c.AbsentConsumers)
+	h.int("bid_rounds", int64(c.BidRounds))
+	h.int("no_answer_since_ms", c.NoAnswerSinceMs)
 	h.list("granted_review_agents", c.GrantedReviewAgents)
 	h.list("granted_parallel_agents", c.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", c.GrantedExclusiveAgent)
@@ -189,6 +193,10 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		Status:                ClaimStatus(d.str("status", true)),
 		ExpectedBidders:       d.list("expected_bidders"),
 		BidDeadlineMs:         d.int("bid_deadline_ms", false, 0),
+		ArtefactType:          d.str("artefact_type", false),
+		AbsentConsumers:       d.list("absent_consumers"),
+		BidRounds:             int(d.int("bid_rounds", false, 0)),
+		NoAnswerSinceMs:       d.int("no_answer_since_ms", false, 0),
 		GrantedReviewAgents:   d.list("granted_review_agents"),
 		GrantedParallelAgents: d.list("granted_parallel_agents"),
 		GrantedExclusiveAgent: d.str("granted_exclusive_agent", false),

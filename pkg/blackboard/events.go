@@ -56,6 +56,14 @@ const (
 	// EventClaimTerminatedNoBids ends a goal's claim that no agent bid
 	// on; its workflow fails with the goal's type in the reason.
 	EventClaimTerminatedNoBids EventType = "claim_terminated_no_bids"
+	// EventBidsRequestedAgain: consensus passed its deadline while
+	// configured agents whose answer it needs had not answered, and asked
+	// them again (fields: agents, asked, round, waiting_ms).
+	EventBidsRequestedAgain EventType = "bids_requested_again"
+	// EventClaimTerminatedNoAnswer ends a claim whose needed agents never
+	// answered within orchestrator.no_bid_timeout; its workflow fails
+	// naming them (field agents).
+	EventClaimTerminatedNoAnswer EventType = "claim_terminated_no_answer"
 
 	// Approval gates and learning (SPEC §9). approval_decided and
 	// learning_recorded are emitted by their scripts.

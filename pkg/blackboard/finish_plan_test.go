@@ -22,7 +22,7 @@ func exclusiveGrant(t *testing.T, c *blackboard.Client, finish bool) (*blackboar
 	req := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
 		ArtefactID: g.ID, WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType, ProducedByRole: "user"}
 	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: time.Hour,
-		Inbox: []blackboard.InboxMessage{req}, GrantPlan: planFor(0, "coder"), FinishByResult: finish})
+		Inbox: []blackboard.InboxMessage{req}, GrantPlan: planFor(0, "coder", blackboard.GrantExclusive, map[string]blackboard.Bid{"coder": blackboard.BidExclusive}), FinishByResult: finish})
 	answer(t, c, []string{"coder"}, map[string]blackboard.Bid{"coder": blackboard.BidExclusive})
 	got, err := c.GetClaim(t.Context(), cl.ID)
 	if err != nil {

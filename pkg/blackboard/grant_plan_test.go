@@ -14,22 +14,23 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// planFor returns a grant plan for bidders with limit as
-// max_concurrent_claims; every bidder's review grants allow 2 attempts and
-// the others 3.
-func planFor(limit int, bidders ...string) *blackboard.GrantPlan {
-	p := &blackboard.GrantPlan{MaxConcurrentClaims: limit, LeaseCheck: 30 * time.Second,
-		MaxAttempts: map[string]map[blackboard.GrantKind]int{}}
-	for _, b := range bidders {
-		p.MaxAttempts[b] = map[blackboard.GrantKind]int{
-			blackboard.GrantReview: 2, blackboard.GrantClaim: 3, blackboard.GrantExclusive: 3}
+// planFor returns a grant plan with limit as max_concurrent_claims that
+// grants kind to agent when the bids are expect: review grants allow 2
+// attempts and the others 3.
+func planFor(limit int, agent string, kind blackboard.GrantKind, expect map[string]blackboard.Bid) *blackboard.GrantPlan {
+	phase := map[blackboard.GrantKind]string{blackboard.GrantReview: "review", blackboard.GrantClaim: "parallel",
+		blackboard.GrantExclusive: "exclusive"}[kind]
+	attempts := 3
+	if kind == blackboard.GrantReview {
+		attempts = 2
 	}
-	return p
+	return &blackboard.GrantPlan{MaxConcurrentClaims: limit, LeaseCheck: 30 * time.Second,
+		Expect: expect, Agent: agent, Kind: kind, Phase: phase, MaxAttempts: attempts}
 }
 
-// planned creates a claim on a new workflow asking bidders to bid, with a
-// grant plan made under epoch 1, which is also the stored leader epoch.
-func planned(t *testing.T, c *blackboard.Client, limit int, bidTimeout time.Duration, bidders ...string) *blackboard.Claim {
+// planned creates a claim on a new workflow asking bidders to bid, with
+// plan made under epoch 1, which is also the stored leader epoch.
+func planned(t *testing.T, c *blackboard.Client, bidTimeout time.Duration, plan *blackboard.GrantPlan, bidders ...string) *blackboard.Claim {
 	t.Helper()
 	if err := redistest.Raw(t).Set(t.Context(), c.Keys().Epoch(), "1", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func planned(t *testing.T, c *blackboard.Client, limit int, bidTimeout time.Dura
 			ProducedByRole: "user"})
 	}
 	return createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: bidTimeout,
-		Inbox: reqs, GrantPlan: planFor(limit, bidders...)})
+		Inbox: reqs, GrantPlan: plan})
 }
 
 // answer reads each agent's bid request from its inbox and answers it
@@ -109,9 +110,9 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	agents := []string{"writer", "coder", "critic"} // critic, the winner, bids last
-	cl := planned(t, c, 0, time.Hour, agents...)
-	reqs := answer(t, c, agents, map[string]blackboard.Bid{
-		"writer": blackboard.BidExclusive, "critic": blackboard.BidReview, "coder": blackboard.BidExclusive})
+	bids := map[string]blackboard.Bid{"writer": blackboard.BidExclusive, "critic": blackboard.BidReview, "coder": blackboard.BidExclusive}
+	cl := planned(t, c, time.Hour, planFor(0, "critic", blackboard.GrantReview, bids), agents...)
+	reqs := answer(t, c, agents, bids)
 
 	got, err := c.GetClaim(ctx, cl.ID)
 	if err != nil {
@@ -172,46 +173,40 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 	}
 }
 
-// TestLastBidGrantsByThePhaseRules: the script grants only when the
-// orchestrator's rules make the last bidder the one winner (a cub writes
-// only its own agent's keys); any other outcome is left to the
-// orchestrator.
-func TestLastBidGrantsByThePhaseRules(t *testing.T) {
+// TestLastBidAppliesOnlyThePlannedGrant: the script holds no phase rule;
+// it applies the grant the orchestrator decided in advance, and only when
+// the bids are the predicted ones and the last bidder is the planned
+// agent (a cub writes only its own agent's keys). Anything else is left
+// to the orchestrator.
+func TestLastBidAppliesOnlyThePlannedGrant(t *testing.T) {
 	t.Parallel()
+	exclusive := map[string]blackboard.Bid{"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive}
+	parallel := map[string]blackboard.Bid{"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidIgnore}
 	cases := []struct {
 		name string
+		plan *blackboard.GrantPlan
 		// order is the order the agents answer in; the last completes.
 		order  []string
 		bids   map[string]blackboard.Bid
 		status blackboard.ClaimStatus
-		winner string
-		kind   blackboard.GrantKind
 		// fallback, when set, is the reason the script leaves the grant.
 		fallback string
 	}{
-		// '-' sorts before '_' in bytes (Go's order); a collating locale
-		// would put coder_a first.
-		{"exclusive: the lowest name bids last and wins", []string{"zed", "coder_a", "coder-b"}, map[string]blackboard.Bid{
-			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
-			blackboard.ClaimPendingExclusive, "coder-b", blackboard.GrantExclusive, ""},
-		{"exclusive: the last bidder is not the lowest name", []string{"zed", "coder-b", "coder_a"}, map[string]blackboard.Bid{
-			"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive},
-			"", "", "", "other_agent"},
-		{"parallel before exclusive", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
-			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidIgnore},
-			blackboard.ClaimPendingParallel, "coder_a", blackboard.GrantClaim, ""},
-		{"two parallel winners", []string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
-			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidClaim},
-			"", "", "", "other_agent"},
-		{"review before parallel", []string{"coder_a", "coder-b", "zed"}, map[string]blackboard.Bid{
-			"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidIgnore, "zed": blackboard.BidReview},
-			blackboard.ClaimPendingReview, "zed", blackboard.GrantReview, ""},
+		{"the planned agent bids last as predicted", planFor(0, "coder-b", blackboard.GrantExclusive, exclusive),
+			[]string{"zed", "coder_a", "coder-b"}, exclusive, blackboard.ClaimPendingExclusive, ""},
+		{"the last bidder is not the planned agent", planFor(0, "coder-b", blackboard.GrantExclusive, exclusive),
+			[]string{"zed", "coder-b", "coder_a"}, exclusive, "", "other_agent"},
+		{"a planned parallel grant", planFor(0, "coder_a", blackboard.GrantClaim, parallel),
+			[]string{"coder-b", "zed", "coder_a"}, parallel, blackboard.ClaimPendingParallel, ""},
+		{"a bid other than predicted", planFor(0, "coder_a", blackboard.GrantClaim, parallel),
+			[]string{"coder-b", "zed", "coder_a"}, map[string]blackboard.Bid{
+				"coder_a": blackboard.BidClaim, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidClaim}, "", "unplanned_bids"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := redistest.Client(t)
-			cl := planned(t, c, 0, time.Hour, "zed", "coder_a", "coder-b")
+			cl := planned(t, c, time.Hour, tc.plan, "zed", "coder_a", "coder-b")
 			answer(t, c, tc.order, tc.bids)
 			if tc.fallback != "" {
 				assertLeftToOrchestrator(t, c, cl, tc.order, tc.fallback)
@@ -221,12 +216,12 @@ func TestLastBidGrantsByThePhaseRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != tc.status || !slices.Equal(got.GrantedAgents(), []string{tc.winner}) {
-				t.Fatalf("claim %s granted to %v, want %s granted to %s", got.Status, got.GrantedAgents(), tc.status, tc.winner)
+			if got.Status != tc.status || !slices.Equal(got.GrantedAgents(), []string{tc.plan.Agent}) {
+				t.Fatalf("claim %s granted to %v, want %s granted to %s", got.Status, got.GrantedAgents(), tc.status, tc.plan.Agent)
 			}
 			for _, a := range tc.order {
 				g := grantsOf(t, c, a)
-				if (a == tc.winner) != (len(g) == 1) || (len(g) == 1 && g[0].Grant != tc.kind) {
+				if (a == tc.plan.Agent) != (len(g) == 1) || (len(g) == 1 && g[0].Grant != tc.plan.Kind) {
 					t.Errorf("%s's grants = %+v", a, g)
 				}
 			}
@@ -238,6 +233,7 @@ func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
 	t.Parallel()
 	agents := []string{"a", "b"}
 	work := map[string]blackboard.Bid{"a": blackboard.BidExclusive, "b": blackboard.BidClaim}
+	plan := func(limit int) *blackboard.GrantPlan { return planFor(limit, "b", blackboard.GrantClaim, work) }
 	cases := []struct {
 		name       string
 		limit      int
@@ -272,13 +268,13 @@ func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "workflow"},
-		{"nobody bid to work", 0, time.Hour, map[string]blackboard.Bid{"a": blackboard.BidIgnore, "b": blackboard.BidIgnore}, nil, "no_bidder"},
+		{"bids other than predicted", 0, time.Hour, map[string]blackboard.Bid{"a": blackboard.BidIgnore, "b": blackboard.BidIgnore}, nil, "unplanned_bids"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := redistest.Client(t)
-			cl := planned(t, c, tc.limit, tc.bidTimeout, agents...)
+			cl := planned(t, c, tc.bidTimeout, plan(tc.limit), agents...)
 			if tc.before != nil {
 				tc.before(t, c, cl)
 			}
@@ -289,7 +285,7 @@ func TestLastBidLeavesTheGrantToTheOrchestrator(t *testing.T) {
 	t.Run("the orchestrator's grant spends the plan", func(t *testing.T) {
 		t.Parallel()
 		c := redistest.Client(t)
-		cl := planned(t, c, 0, time.Hour, agents...)
+		cl := planned(t, c, time.Hour, plan(0), agents...)
 		if _, err := c.Pause(t.Context(), "test", "hold", "cli"); err != nil {
 			t.Fatal(err)
 		}

@@ -151,8 +151,11 @@ func (c *Client) ArmTimer(ctx context.Context, claimID string, atMs int64) error
 
 // EndWorkflow ends a running workflow with status and reason, emitting
 // workflow_completed once. It returns ended=false (and no error) when the
-// workflow had already ended. Errors: ErrNotFound, ErrFenced, ErrInvalid.
-func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status WorkflowStatus, reason string, epoch int64) (bool, error) {
+// workflow had already ended. Events are appended in the same atomic step
+// when (and only when) this call ends the workflow, so an end and the
+// events that explain it are never separated by a crash. Errors:
+// ErrNotFound, ErrFenced, ErrInvalid.
+func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status WorkflowStatus, reason string, epoch int64, events ...Event) (bool, error) {
 	if err := ValidateID(workflowID); err != nil {
 		return false, err
 	}
@@ -165,6 +168,9 @@ func (c *Client) EndWorkflow(ctx context.Context, workflowID string, status Work
 	}
 	if epoch != 0 {
 		req["epoch"] = strconv.FormatInt(epoch, 10)
+	}
+	if len(events) > 0 {
+		req["events"] = c.encodeEvents(events)
 	}
 	body, _ := json.Marshal(req)
 	ctx, cancel := c.op(ctx)

@@ -40,16 +40,30 @@ func (a *Artefact) IsGoal() bool { return a.ID != "" && a.ID == a.WorkflowID }
 // who was granted what, and how it ended. It changes only through
 // compare-and-set transitions on Status and Rev.
 type Claim struct {
-	ID                    string      `json:"id"`
-	ArtefactID            string      `json:"artefact_id"`
-	WorkflowID            string      `json:"workflow_id"`
-	Status                ClaimStatus `json:"status"`
-	ExpectedBidders       []string    `json:"expected_bidders,omitempty"`
-	BidDeadlineMs         int64       `json:"bid_deadline_ms,omitempty"`
-	GrantedReviewAgents   []string    `json:"granted_review_agents,omitempty"`
-	GrantedParallelAgents []string    `json:"granted_parallel_agents,omitempty"`
-	GrantedExclusiveAgent string      `json:"granted_exclusive_agent,omitempty"`
-	AdditionalContextIDs  []string    `json:"additional_context_ids,omitempty"`
+	ID              string      `json:"id"`
+	ArtefactID      string      `json:"artefact_id"`
+	WorkflowID      string      `json:"workflow_id"`
+	Status          ClaimStatus `json:"status"`
+	ExpectedBidders []string    `json:"expected_bidders,omitempty"`
+	BidDeadlineMs   int64       `json:"bid_deadline_ms,omitempty"`
+	// ArtefactType is the claimed artefact's type, recorded at creation
+	// so that consensus can word its outcome without reading the
+	// artefact ("" on claims stored before it existed).
+	ArtefactType string `json:"artefact_type,omitempty"`
+	// AbsentConsumers are the configured agents that could take the
+	// artefact but were not alive when the claim was created (they were
+	// not asked); consensus waits for them when their answer is needed.
+	// An absent agent asked later joins ExpectedBidders and stays here.
+	AbsentConsumers []string `json:"absent_consumers,omitempty"`
+	// BidRounds counts the bid requests sent again because configured
+	// consumers had not answered; NoAnswerSinceMs is when the first such
+	// round started (zero: consensus never waited past its deadline).
+	BidRounds             int      `json:"bid_rounds,omitempty"`
+	NoAnswerSinceMs       int64    `json:"no_answer_since_ms,omitempty"`
+	GrantedReviewAgents   []string `json:"granted_review_agents,omitempty"`
+	GrantedParallelAgents []string `json:"granted_parallel_agents,omitempty"`
+	GrantedExclusiveAgent string   `json:"granted_exclusive_agent,omitempty"`
+	AdditionalContextIDs  []string `json:"additional_context_ids,omitempty"`
 	// Kind is "" for a regular claim, "feedback" for a rework and "learn"
 	// for a learner's claim; claims stored before kinds existed have ""
 	// and a ParentClaimID when they are feedback claims.

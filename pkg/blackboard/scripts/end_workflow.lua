@@ -4,7 +4,9 @@
 -- KEYS[2] events STREAM  sett:<i>:events
 -- KEYS[3] epoch STRING   sett:<i>:orchestrator:epoch
 -- KEYS[4] orchestrator queue STREAM  sett:<i>:orchestrator:queue
--- ARGV[1] JSON request: workflow_id, status, reason, epoch, workflow_channel
+-- ARGV[1] JSON request: workflow_id, status, reason, epoch, workflow_channel,
+--         events (optional list of {channel, name, fields}: appended with
+--         the end, only when this call ends the workflow)
 --
 -- Returns {'OK', status} when this call ended the workflow,
 -- {'WORKFLOW_ENDED', status} when it had already ended, {'NOT_FOUND',
@@ -25,5 +27,7 @@ end
 if status ~= 'running' then
   return {'WORKFLOW_ENDED', status}
 end
-end_workflow(KEYS[1], KEYS[2], req.workflow_channel, req.workflow_id, req.status, req.reason, now_ms(), KEYS[4])
+local ts = now_ms()
+end_workflow(KEYS[1], KEYS[2], req.workflow_channel, req.workflow_id, req.status, req.reason, ts, KEYS[4])
+emit_all(KEYS[2], ts, req.events)
 return {'OK', req.status}

@@ -249,14 +249,21 @@ local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, 
 end
 
 -- close_item decrements a running workflow's open items and completes the
--- workflow when nothing is left open; returns true when it did.
+-- workflow when nothing is left open; returns true when it did. The
+-- outcome names the branches that ended by configuration (chain_ends,
+-- written by transition_claim), so a completion never hides them.
 local function close_item(wf_key, stream, channel, wf_id, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return false
   end
   local open = redis.call('HINCRBY', wf_key, 'open_items', -1)
   if open <= 0 then
-    return end_workflow(wf_key, stream, channel, wf_id, 'completed', 'all work complete', ts, queue)
+    local outcome = 'all work complete'
+    local ends = redis.call('HGET', wf_key, 'chain_ends')
+    if ends then
+      outcome = outcome .. '; chain ends by configuration: ' .. ends
+    end
+    return end_workflow(wf_key, stream, channel, wf_id, 'completed', outcome, ts, queue)
   end
   return false
 end

@@ -41,20 +41,21 @@
 --
 -- The grant in the bid (SPEC §17, "round trips per hop"): the claim's
 -- grant_plan field, written by the orchestrator when it created the claim
--- under its epoch, holds what the orchestrator would otherwise decide
--- with: the epoch, max_concurrent_claims, the lease check delay and each
--- bidder's inbox channel and retry attempts. The script grants only in
--- the plain case — the plan's epoch is the stored one, the workflow runs,
--- the bid deadline has not passed, the instance is not paused, the claim
--- never waited, no max_concurrent_claims slot is contested, and the
--- orchestrator's phase rules (review, then parallel, then exclusive with
--- the lowest agent name in byte order) grant the bidding agent alone: a
--- cub may write only its own agent's keys (internal/acl), so a grant to
--- any other agent, or to several, is the orchestrator's.
+-- under its epoch, holds a grant the orchestrator already decided with
+-- its own consensus rules from the bids its configuration predicts:
+-- expect (agent → bid), the one agent it goes to, and what the grant
+-- writes (status, the claim field naming the agent, kind, phase, the
+-- agent's channel and retry attempts), with max_concurrent_claims and
+-- the lease check delay. This script holds no phase rule of its own: it
+-- grants only when the stored bids are exactly the expected ones, the
+-- bidding agent is the planned one (a cub may write only its own agent's
+-- keys, internal/acl), the plan's epoch is the stored one, the workflow
+-- runs, the bid deadline has not passed, the instance is not paused, the
+-- claim never waited and no max_concurrent_claims slot is contested.
 -- Anything else is left to the orchestrator through the bids_complete
 -- entry exactly as without a plan, so correctness never depends on this
--- path: a grant here is the same compare-free step the orchestrator would
--- take, done while the claim provably is in pending_consensus.
+-- path: a grant here is the step the orchestrator decided, applied while
+-- the claim provably is in pending_consensus.
 --
 -- Crash safety: HSETNX, the bid_submitted event, the grant (status, rev,
 -- grants, slots, timer, inbox messages, events) or the orchestrator's
@@ -62,28 +63,7 @@
 -- so a stored bid is announced exactly once, a claim is granted at most
 -- once, and the request is never redone.
 
--- The phases in grant order: the bid that asks for each, the status it
--- grants, the grant kind, the claim field naming the agents, its name.
-local PHASES = {
-  {bid = 'review', status = 'pending_review', grant = 'review', field = 'granted_review_agents', name = 'review'},
-  {bid = 'claim', status = 'pending_parallel', grant = 'claim', field = 'granted_parallel_agents', name = 'parallel'},
-  {bid = 'exclusive', status = 'pending_exclusive', grant = 'exclusive', field = 'granted_exclusive_agent', name = 'exclusive'},
-}
-
--- byte_less orders agent names by bytes, as the orchestrator's Go sort
--- does (Lua's < follows the server's collation locale).
-local function byte_less(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return #a < #b
-end
-
--- grant_now grants the claim from its plan, or returns why it cannot
+-- grant_now applies the claim's planned grant, or returns why it cannot
 -- (the fallback reason the orchestrator's entry carries).
 local function grant_now(req, expected, bids, ts)
   if not req.snapshot then
@@ -115,57 +95,34 @@ local function grant_now(req, expected, bids, ts)
   if limit > 0 and (redis.call('SCARD', KEYS[9]) >= limit or redis.call('ZCARD', KEYS[10]) > 0) then
     return 'capacity'
   end
-  local ph, agents = nil, {}
-  for _, p in ipairs(PHASES) do
-    for i, agent in ipairs(expected) do
-      if bids[i] == p.bid then
-        agents[#agents + 1] = agent
-      end
-    end
-    if #agents > 0 then
-      ph = p
-      break
+  local expect = plan.expect or {}
+  for i, agent in ipairs(expected) do
+    if expect[agent] ~= bids[i] then
+      return 'unplanned_bids'
     end
   end
-  if ph == nil then
-    return 'no_bidder' -- a dead end: the orchestrator ends it
-  end
-  table.sort(agents, byte_less)
-  if ph.bid == 'exclusive' then
-    agents = {agents[1]}
-  end
-  if #agents ~= 1 or agents[1] ~= req.agent or plan.agents == nil or plan.agents[req.agent] == nil then
+  if plan.agent ~= req.agent then
     return 'other_agent'
   end
 
   local claim_id, wf_id = req.claim_id, c[7] or ''
   local rev = (tonumber(c[3] or '0') or 0) + 1
-  local named = cjson.encode(agents)
-  if ph.bid == 'exclusive' then
-    named = agents[1]
-  end
-  redis.call('HSET', KEYS[2], 'status', ph.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
-    'attempts', '1', ph.field, named)
+  redis.call('HSET', KEYS[2], 'status', plan.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
+    'attempts', '1', plan.field, plan.named)
   redis.call('HDEL', KEYS[2], 'grant_plan')
-  local g = {'HSET', KEYS[13]}
-  for _, agent in ipairs(agents) do
-    g[#g + 1] = agent
-    g[#g + 1] = '1'
-  end
-  redis.call(unpack(g))
+  redis.call('HSET', KEYS[13], req.agent, '1')
   redis.call('SADD', KEYS[9], claim_id)
   redis.call('ZADD', KEYS[8], ts + (tonumber(plan.timer_ms or 0) or 0), claim_id)
   emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
-    'claim_id', claim_id, 'workflow_id', wf_id, 'from', 'pending_consensus', 'to', ph.status})
+    'claim_id', claim_id, 'workflow_id', wf_id, 'from', 'pending_consensus', 'to', plan.status})
   emit(KEYS[3], req.claim_channel, 'claim_granted', ts, {
     'workflow_id', wf_id, 'claim_id', claim_id, 'artefact_id', c[6] or '',
-    'agents', table.concat(agents, ','), 'granted_by', 'last_bid', 'phase', ph.name})
-  local a = plan.agents[req.agent]
+    'agents', req.agent, 'granted_by', 'last_bid', 'phase', plan.phase})
   local inbox = {{
     key = 14,
-    channel = a.channel,
+    channel = plan.channel,
     fields = {'kind', 'grant', 'claim_id', claim_id, 'artefact_id', c[6] or '', 'workflow_id', wf_id,
-      'grant', ph.grant, 'token', '1', 'attempt', '1', 'max_attempts', tostring(a[ph.grant] or 1)},
+      'grant', plan.grant, 'token', '1', 'attempt', '1', 'max_attempts', plan.max_attempts},
     gate = {agent = req.agent, inbox = 14, running = 15, waiting = 16, replicas = 17,
       capacity = 12, control = 11, timers = 8},
   }}

@@ -43,6 +43,9 @@
 --                    absent: leave it; final statuses always clear it
 --   bid_timeout_ms   >0: consensus starts now: bid_deadline_ms = now +
 --                    bid_timeout_ms and the timer is armed at it
+--   chain_end        non-empty: a note appended to the workflow's
+--                    chain_ends (a branch that ended by configuration),
+--                    listed in the outcome when the workflow completes
 --   close_item       true: the claim ends and its open item closes
 --   fail_workflow    true: end the workflow with workflow_status (default
 --                    'failed') and fail_reason
@@ -212,6 +215,16 @@ if req.fail_workflow then
     status = 'failed'
   end
   end_workflow(KEYS[4], KEYS[3], req.workflow_channel, req.workflow_id, status, req.fail_reason or status, ts, KEYS[9])
+end
+if req.chain_end ~= nil and req.chain_end ~= cjson.null and req.chain_end ~= '' and
+    redis.call('HGET', KEYS[4], 'status') == 'running' then
+  local ends = redis.call('HGET', KEYS[4], 'chain_ends')
+  if ends then
+    ends = ends .. '; ' .. req.chain_end
+  else
+    ends = req.chain_end
+  end
+  redis.call('HSET', KEYS[4], 'chain_ends', ends)
 end
 local ended = false
 if final and req.close_item then
