@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -37,11 +39,20 @@ const (
 	Latency          FaultKind = "latency 100±50ms, 3s"
 	Reset            FaultKind = "connection resets"
 	Partition        FaultKind = "partition 3s"
+	// Outage cuts every daemon off Redis for longer than bid_timeout:
+	// claims collecting bids must ask again, never end as dead ends.
+	Outage FaultKind = "redis unreachable 3.5s (> bid_timeout)"
+	// FreezeCub stops one cub (SIGSTOP) across a bid window, shorter
+	// than the lease: its silence must not count as an ignore.
+	FreezeCub FaultKind = "cub frozen 2.5s (SIGSTOP)"
+	// TruncatedAOF kills Redis and cuts the tail of its append-only file
+	// before the restart: the blackboard loses its last writes.
+	TruncatedAOF FaultKind = "kill redis, AOF tail cut"
 )
 
 // AllFaultKinds lists every fault kind.
 func AllFaultKinds() []FaultKind {
-	return []FaultKind{KillOrchestrator, KillCub, KillRedis, Latency, Reset, Partition}
+	return []FaultKind{KillOrchestrator, KillCub, KillRedis, Latency, Reset, Partition, Outage, FreezeCub, TruncatedAOF}
 }
 
 const (
@@ -151,13 +162,14 @@ func (c *campaign) yaml() string {
 		}
 		return "[" + strings.Join(args, ", ") + "]"
 	}
-	// bid_timeout outlasts the longest partition (3 s) with room for the
-	// race detector: Sett promises that a blip shorter than the bid
-	// deadline does not change the outcome (bids are retried in place),
-	// and that is what the campaign checks. A longer cut is a real
-	// "no bid" and ends the claim as a dead end.
+	// bid_timeout (2 s) is shorter than the partitions, the outages and
+	// the freezes: a claim whose consumers could not answer in time asks
+	// again instead of ending as a dead end, and that is what the
+	// campaign checks (a completed workflow always has its work). The
+	// lease (5 s) outlasts a frozen cub (2.5 s), so a freeze costs no
+	// grant.
 	return fmt.Sprintf(`version: "1.0"
-orchestrator: {bid_timeout: 8s, lease_ttl: 3s, agent_heartbeat_ttl: 3s, max_review_iterations: 3}
+orchestrator: {bid_timeout: 2s, no_bid_timeout: 5m, lease_ttl: 5s, agent_heartbeat_ttl: 3s, max_review_iterations: 3}
 agents:
   author: {command: %s, bidding_strategy: exclusive, consumes: [GoalDefined], max_concurrent: 4}
   reviewer-a: {command: %s, bidding_strategy: review, consumes: [%s], max_concurrent: 4}
@@ -330,6 +342,33 @@ func (c *campaign) inject(ctx context.Context, kind FaultKind) error {
 		if err := c.redis.Start(); err != nil {
 			return err
 		}
+	case TruncatedAOF:
+		if err := c.redis.Kill(); err != nil {
+			return err
+		}
+		if err := cutAOFTail(filepath.Join(c.dir, "redis"), 512); err != nil {
+			return err
+		}
+		if err := c.redis.Start(); err != nil {
+			return err
+		}
+	case Outage:
+		if err := c.toxic(ctx, `{"name":"outage","type":"timeout","stream":"downstream","toxicity":1,"attributes":{"timeout":0}}`, 3500*time.Millisecond); err != nil {
+			return err
+		}
+	case FreezeCub:
+		p := c.cubs[c.rng.IntN(len(c.cubs))]
+		pid := p.pid()
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("chaos: freeze %s: %w", p.name, err)
+		}
+		serr := sleep(ctx, 2500*time.Millisecond)
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			return fmt.Errorf("chaos: thaw %s: %w", p.name, err)
+		}
+		if serr != nil {
+			return serr
+		}
 	case Latency:
 		if err := c.toxic(ctx, `{"name":"latency","type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":100,"jitter":50}}`, 3*time.Second); err != nil {
 			return err
@@ -425,6 +464,24 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// cutAOFTail cuts up to n bytes from the end of the newest incremental
+// append-only file under dir (Redis 7's appendonlydir), as a disk that
+// lost its last writes would: Redis loads what is left
+// (aof-load-truncated, its default) and the blackboard rolls back.
+func cutAOFTail(dir string, n int64) error {
+	files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("chaos: no incremental AOF under %s (%v)", dir, err)
+	}
+	slices.Sort(files)
+	newest := files[len(files)-1]
+	st, err := os.Stat(newest)
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	return os.Truncate(newest, max(0, st.Size()-n))
 }
 
 func findRepoRoot() (string, error) {

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -89,8 +90,20 @@ func (c *campaign) checkThreads(ctx context.Context, id string, completed bool, 
 		}
 		logical, _ := v[0].(string)
 		version, _ := v[1].(string)
-		if typ, _ := v[2].(string); typ == doneType {
+		typ, _ := v[2].(string)
+		if typ == doneType {
 			done = true
+		}
+		if completed && (typ == "GoalDefined" || typ == draftType) {
+			// Configured consumers exist for these types: a completed
+			// workflow must not hold one whose claim ended without work.
+			reason, err := c.rdb.HGet(ctx, k.Claim(blackboard.DeriveID("claim", a)), "completion_reason").Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("chaos: read the claim of %s: %w", a, err)
+			}
+			if strings.HasPrefix(reason, "Chain ends here") {
+				r.EndedWithConsumers++
+			}
 		}
 		if threads[logical] == nil {
 			threads[logical] = map[string]int{}

@@ -30,6 +30,10 @@ type Report struct {
 	// CompletedWithoutWork counts completed workflows without the final
 	// artefact of the pipeline.
 	CompletedWithoutWork int
+	// EndedWithConsumers counts, in completed workflows, artefacts whose
+	// type has configured consumers but whose claim ended without work
+	// (a "dead end"): work reported done that was never done.
+	EndedWithConsumers int
 	// DuplicateVersions counts threads holding one version twice.
 	DuplicateVersions int
 	// DoubleRuns counts grants (claim, agent) whose tool ran twice at
@@ -56,7 +60,7 @@ type Report struct {
 
 // OK reports whether every invariant held.
 func (r Report) OK() bool {
-	return r.Stuck == 0 && r.Missing == 0 && r.FailedNoReason == 0 && r.CompletedWithoutWork == 0 &&
+	return r.Stuck == 0 && r.Missing == 0 && r.FailedNoReason == 0 && r.CompletedWithoutWork == 0 && r.EndedWithConsumers == 0 &&
 		r.DuplicateVersions == 0 && r.DoubleRuns == 0 && r.Unacknowledged == 0 && r.KeysLeft == 0 &&
 		r.IndexLeft == 0 && r.UnexpectedExits == 0
 }
@@ -83,6 +87,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("  stuck (running after the drain)", r.Stuck, "want 0")
 	row("  missing (posted, never stored)", r.Missing, "want 0")
 	row("completed without the final artefact", r.CompletedWithoutWork, "want 0")
+	row("completed, a consumed artefact left without work", r.EndedWithConsumers, "want 0")
 	row("threads with a duplicate version", r.DuplicateVersions, "want 0")
 	row("grants whose tool ran twice at once", r.DoubleRuns, "want 0")
 	row("events not acknowledged", r.Unacknowledged, "want 0")

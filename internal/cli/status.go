@@ -103,6 +103,20 @@ type workItem struct {
 type claimReport struct {
 	Active   int            `json:"active"`
 	ByStatus map[string]int `json:"by_status"`
+	// Unanswered lists claims past their bid deadline that still wait
+	// for configured agents to answer (they are asked again until
+	// orchestrator.no_bid_timeout, then the workflow fails naming them).
+	Unanswered []unansweredClaim `json:"unanswered,omitempty"`
+}
+
+// unansweredClaim is a claim waiting for agents that have not answered.
+type unansweredClaim struct {
+	ClaimID      string   `json:"claim_id"`
+	WorkflowID   string   `json:"workflow_id"`
+	ArtefactType string   `json:"artefact_type,omitempty"`
+	Agents       []string `json:"agents"`
+	Rounds       int      `json:"rounds"`
+	SinceMs      int64    `json:"since_ms"`
 }
 
 func newStatusCmd(app *App) *cobra.Command {
@@ -280,6 +294,10 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 		}
 		r.Claims.Active++
 		r.Claims.ByStatus[string(c.Status)]++
+		if c.Status == blackboard.ClaimPendingConsensus && c.BidRounds > 0 {
+			r.Claims.Unanswered = append(r.Claims.Unanswered, unansweredClaim{ClaimID: c.ID, WorkflowID: c.WorkflowID,
+				ArtefactType: c.ArtefactType, Agents: c.AwaitedAgents, Rounds: c.BidRounds, SinceMs: c.NoAnswerSinceMs})
+		}
 		for _, agent := range c.GrantedAgents() {
 			if _, done := outputs[i][agent]; done {
 				continue
@@ -409,6 +427,14 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 	}
 	kv("Workflows", cell{text: wf})
 	kv("Claims", cell{text: fmt.Sprintf("%d active", r.Claims.Active)})
+	for _, u := range r.Claims.Unanswered {
+		what := u.ArtefactType
+		if what == "" {
+			what = "artefact"
+		}
+		kv("Waiting", cell{text: fmt.Sprintf("%s of workflow %s waits for %s to answer: asked again %d time(s) since %s (the workflow fails at orchestrator.no_bid_timeout)",
+			what, shortID(u.WorkflowID), strings.Join(u.Agents, ", "), u.Rounds, ago(style.Now(), time.UnixMilli(u.SinceMs))), colour: colourYellow})
+	}
 	if tk := r.Tokens; tk != nil && tk.Total > 0 {
 		kv("Tokens", cell{text: fmt.Sprintf("%d spent (%s)", tk.Total, agentTokensText(tk.ByAgent))})
 	}

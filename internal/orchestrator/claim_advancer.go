@@ -271,7 +271,8 @@ func (a *ClaimAdvancer) askAgain(ctx context.Context, st *blackboard.ClaimState,
 	round := cl.BidRounds + 1
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
-		Set:        blackboard.ClaimPatch{ExpectedBidders: d.NewExpected, BidRounds: round, NoAnswerSinceMs: since},
+		Set: blackboard.ClaimPatch{ExpectedBidders: d.NewExpected, BidRounds: round, NoAnswerSinceMs: since,
+			AwaitedAgents: d.Missing},
 		BidTimeout: d.Delay,
 		Inbox:      bidPlan{Bidders: d.Ask}.requests(cl.ID, cl.WorkflowID, target),
 		Events: []blackboard.Event{a.event(blackboard.EventBidsRequestedAgain, cl, "", map[string]string{

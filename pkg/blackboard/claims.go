@@ -255,6 +255,7 @@ type ClaimPatch struct {
 	// (see Claim).
 	BidRounds             int
 	NoAnswerSinceMs       int64
+	AwaitedAgents         []string
 	GrantedReviewAgents   []string
 	GrantedParallelAgents []string
 	GrantedExclusiveAgent string
@@ -273,6 +274,7 @@ func (p ClaimPatch) fields() []string {
 	h.list("expected_bidders", p.ExpectedBidders)
 	h.int("bid_rounds", int64(p.BidRounds))
 	h.int("no_answer_since_ms", p.NoAnswerSinceMs)
+	h.list("awaited_agents", p.AwaitedAgents)
 	h.list("granted_review_agents", p.GrantedReviewAgents)
 	h.list("granted_parallel_agents", p.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)

@@ -146,6 +146,7 @@ func claimFields(c *Claim) hashFields {
 	h.list("absent_consumers", c.AbsentConsumers)
 	h.int("bid_rounds", int64(c.BidRounds))
 	h.int("no_answer_since_ms", c.NoAnswerSinceMs)
+	h.list("awaited_agents", c.AwaitedAgents)
 	h.list("granted_review_agents", c.GrantedReviewAgents)
 	h.list("granted_parallel_agents", c.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", c.GrantedExclusiveAgent)
@@ -197,6 +198,7 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		AbsentConsumers:       d.list("absent_consumers"),
 		BidRounds:             int(d.int("bid_rounds", false, 0)),
 		NoAnswerSinceMs:       d.int("no_answer_since_ms", false, 0),
+		AwaitedAgents:         d.list("awaited_agents"),
 		GrantedReviewAgents:   d.list("granted_review_agents"),
 		GrantedParallelAgents: d.list("granted_parallel_agents"),
 		GrantedExclusiveAgent: d.str("granted_exclusive_agent", false),

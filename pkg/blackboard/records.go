@@ -58,8 +58,11 @@ type Claim struct {
 	// BidRounds counts the bid requests sent again because configured
 	// consumers had not answered; NoAnswerSinceMs is when the first such
 	// round started (zero: consensus never waited past its deadline).
-	BidRounds             int      `json:"bid_rounds,omitempty"`
-	NoAnswerSinceMs       int64    `json:"no_answer_since_ms,omitempty"`
+	BidRounds       int   `json:"bid_rounds,omitempty"`
+	NoAnswerSinceMs int64 `json:"no_answer_since_ms,omitempty"`
+	// AwaitedAgents are the agents the last round asked again for: the
+	// configured agents whose answer consensus still needs.
+	AwaitedAgents         []string `json:"awaited_agents,omitempty"`
 	GrantedReviewAgents   []string `json:"granted_review_agents,omitempty"`
 	GrantedParallelAgents []string `json:"granted_parallel_agents,omitempty"`
 	GrantedExclusiveAgent string   `json:"granted_exclusive_agent,omitempty"`
