@@ -58,6 +58,9 @@ type redisReport struct {
 	Reachable bool    `json:"reachable"`
 	LatencyMs float64 `json:"latency_ms,omitempty"`
 	Error     string  `json:"error,omitempty"`
+	// Topology is the Sentinel set or Cluster with its current
+	// master(s); nil for a single node.
+	Topology *blackboard.RedisTopology `json:"topology,omitempty"`
 }
 
 type leaderReport struct {
@@ -238,6 +241,11 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	}
 	r.Redis.Reachable = true
 	r.Redis.LatencyMs = float64(time.Since(start).Microseconds()) / 1000
+	if tp, err := bb.RedisTopology(ctx); err != nil {
+		r.Warnings = append(r.Warnings, "redis topology: "+err.Error())
+	} else if tp.Kind != blackboard.TopologySingle {
+		r.Redis.Topology = &tp
+	}
 
 	li, err := bb.Leader(ctx)
 	if err != nil {
@@ -381,6 +389,29 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	return r, nil
 }
 
+// topologyLine is the current master(s) of a Sentinel set or Cluster:
+// "sentinel · master 10.0.0.5:6379 (from sentinel 10.0.0.7:26379)", or
+// "cluster · 3 masters · slot 866 on 10.0.0.5:6379 · masters 10.0.0.5:6379
+// (0-5460), ...".
+func topologyLine(tp *blackboard.RedisTopology) string {
+	if tp.Kind == blackboard.TopologySentinel && len(tp.Masters) == 1 {
+		return fmt.Sprintf("sentinel · master %s (from %s)", termsafe.Line(tp.Masters[0].Addr), termsafe.Line(tp.Source))
+	}
+	var holder string
+	masters := make([]string, len(tp.Masters))
+	for i, m := range tp.Masters {
+		masters[i] = fmt.Sprintf("%s (%s)", m.Addr, strings.Join(m.Slots, ","))
+		if m.Instance {
+			holder = m.Addr
+			if len(m.Replicas) > 0 {
+				holder += " (replicas " + strings.Join(m.Replicas, ", ") + ")"
+			}
+		}
+	}
+	return termsafe.Line(fmt.Sprintf("%s · %d masters · instance slot %d on %s · masters %s",
+		tp.Kind, len(tp.Masters), tp.Slot, cmp.Or(holder, "no master (slot not served)"), strings.Join(masters, ", ")))
+}
+
 // renderStatus prints the report for people.
 func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 	head := newTable(w, style)
@@ -391,6 +422,9 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 		redis = r.Redis.URL + " · reachable"
 	}
 	kv("Redis", cell{text: fmt.Sprintf("%s · %.1fms", redis, r.Redis.LatencyMs), colour: colourGreen})
+	if tp := r.Redis.Topology; tp != nil {
+		kv("Topology", cell{text: topologyLine(tp)})
+	}
 	if r.Leader == nil || r.Leader.Holder == "" {
 		epoch := int64(0)
 		if r.Leader != nil {

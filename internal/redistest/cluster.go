@@ -15,6 +15,9 @@ import (
 type Cluster struct {
 	Nodes    []*Server
 	Password string
+	// Replicas are the replicas AddReplicas started, Replicas[i] of
+	// Nodes[i].
+	Replicas []*Server
 }
 
 // NewCluster starts masters cluster-enabled servers, assigns the slots,
@@ -131,9 +134,111 @@ func (c *Cluster) Client() *redis.ClusterClient {
 
 // Stop kills every node and removes their data.
 func (c *Cluster) Stop() {
-	for _, n := range c.Nodes {
+	for _, n := range append(append([]*Server(nil), c.Nodes...), c.Replicas...) {
 		n.Stop()
 	}
+}
+
+// AddReplicas starts one replica per master (cluster-node-timeout 2000,
+// like the masters, so a replica is promoted about 2–3 s after its
+// master dies), joins each to its master with CLUSTER REPLICATE and
+// waits until every replica is in sync and every node knows all the
+// others.
+func (c *Cluster) AddReplicas() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	seedHost, seedPort := hostPort(c.Nodes[0].Addr)
+	seedBus := busPorts(c)[0]
+	for _, m := range c.Nodes {
+		busPort, err := FreePort()
+		if err != nil {
+			return err
+		}
+		srv, err := NewServer(ServerOptions{Password: c.Password, Extra: []string{
+			"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
+			"cluster-port " + strconv.Itoa(busPort), "masterauth " + c.Password,
+		}})
+		if err != nil {
+			return err
+		}
+		c.Replicas = append(c.Replicas, srv)
+		mr := m.Raw()
+		id, err := mr.Do(ctx, "CLUSTER", "MYID").Text()
+		_ = mr.Close()
+		if err != nil {
+			return fmt.Errorf("redistest: cluster myid of %s: %w", m.Addr, err)
+		}
+		rr := srv.Raw()
+		err = rr.Do(ctx, "CLUSTER", "MEET", seedHost, seedPort, seedBus).Err()
+		// CLUSTER REPLICATE needs the master in the node table: poll
+		// until gossip brought it.
+		for err == nil {
+			if err = rr.Do(ctx, "CLUSTER", "REPLICATE", id).Err(); err == nil || ctx.Err() != nil {
+				break
+			}
+			err = nil
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		_ = rr.Close()
+		if err != nil {
+			return fmt.Errorf("redistest: replica %s of %s: %w", srv.Addr, m.Addr, err)
+		}
+	}
+	all := append(append([]*Server(nil), c.Nodes...), c.Replicas...)
+	for _, n := range all {
+		rdb := n.Raw()
+		for {
+			info, err := rdb.ClusterInfo(ctx).Result()
+			repl, _ := rdb.Info(ctx, "replication").Result()
+			synced := !strings.Contains(repl, "role:slave") || strings.Contains(repl, "master_link_status:up")
+			if err == nil && synced && strings.Contains(info, "cluster_state:ok") &&
+				strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(all))) {
+				break
+			}
+			if ctx.Err() != nil {
+				_ = rdb.Close()
+				return fmt.Errorf("redistest: cluster with replicas not ready after 60s (node %s: %q, %v)", n.Addr, firstLine(info), err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		_ = rdb.Close()
+	}
+	return nil
+}
+
+// MasterOf returns the data node that serves slot now, according to
+// CLUSTER SLOTS asked of the live nodes (the first that answers). A dead
+// node is passed over after one refused dial (not go-redis' five, 100 ms
+// apart), so that a caller polling for a promotion sees it at once.
+func (c *Cluster) MasterOf(ctx context.Context, slot int) (*Server, error) {
+	var lastErr error
+	for _, n := range append(append([]*Server(nil), c.Nodes...), c.Replicas...) {
+		rdb := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password, DialerRetries: 1})
+		slots, err := rdb.ClusterSlots(ctx).Result()
+		_ = rdb.Close()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		for _, s := range slots {
+			if s.Start <= slot && slot <= s.End && len(s.Nodes) > 0 {
+				for _, m := range append(append([]*Server(nil), c.Nodes...), c.Replicas...) {
+					if m.Addr == s.Nodes[0].Addr {
+						return m, nil
+					}
+				}
+				return nil, fmt.Errorf("redistest: slot %d is served by %s, not a node of this cluster", slot, s.Nodes[0].Addr)
+			}
+		}
+		return nil, fmt.Errorf("redistest: slot %d is not served", slot)
+	}
+	return nil, fmt.Errorf("redistest: no node answers CLUSTER SLOTS: %w", lastErr)
 }
 
 func hostPort(addr string) (string, string) {

@@ -28,6 +28,13 @@ type SentinelSet struct {
 // until the replica is in sync and the sentinel knows it. The caller must
 // Stop it.
 func NewSentinelSet(password, sentinelPassword string) (*SentinelSet, error) {
+	return NewSentinelSetDetecting(password, sentinelPassword, time.Second)
+}
+
+// NewSentinelSetDetecting is NewSentinelSet with the sentinel's
+// down-after-milliseconds: how long the master must not answer before
+// the sentinel starts a failover (a managed service's detection time).
+func NewSentinelSetDetecting(password, sentinelPassword string, downAfter time.Duration) (*SentinelSet, error) {
 	// A master name of its own: sentinels gossip master configurations by
 	// name (hello messages on every instance they monitor), so two sets
 	// of parallel tests naming the same master could take each other's
@@ -52,7 +59,7 @@ func NewSentinelSet(password, sentinelPassword string) (*SentinelSet, error) {
 	if s.Sentinel, err = NewServer(ServerOptions{Password: sentinelPassword, Sentinel: true, Extra: []string{
 		fmt.Sprintf("sentinel monitor %s %s %s 1", s.MasterName, host, port),
 		fmt.Sprintf("sentinel auth-pass %s %s", s.MasterName, password),
-		fmt.Sprintf("sentinel down-after-milliseconds %s 1000", s.MasterName),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", s.MasterName, downAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s 10000", s.MasterName),
 	}}); err != nil {
 		s.Stop()

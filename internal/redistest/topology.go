@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -38,6 +39,7 @@ type Topology struct {
 
 	newClient func(pool int) redis.UniversalClient
 	stop      func()
+	cluster   *Cluster // set by StartCluster
 }
 
 // Client returns a go-redis client on the deployment with a pool of pool
@@ -71,15 +73,39 @@ func StartCluster(masters int, password string, node ServerOptions) (*Topology, 
 		newClient: func(pool int) redis.UniversalClient {
 			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: pool})
 		},
-		stop: cl.Stop,
+		stop:    cl.Stop,
+		cluster: cl,
 	}, nil
+}
+
+// StartReplicatedCluster starts a Redis Cluster of masters masters with
+// one replica each (see Cluster.AddReplicas) and returns the cluster too,
+// for tests that kill a master. The caller must Stop the topology.
+func StartReplicatedCluster(masters int, password string) (*Topology, *Cluster, error) {
+	tp, err := StartCluster(masters, password, ServerOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	cl := tp.cluster
+	if err := cl.AddReplicas(); err != nil {
+		tp.Stop()
+		return nil, nil, err
+	}
+	tp.Servers = append(tp.Servers, cl.Replicas...)
+	return tp, cl, nil
 }
 
 // StartSentinel starts a master, a replica and a sentinel (see
 // NewSentinelSet) and returns the set too, for tests that kill the
 // master. The caller must Stop the topology (which stops the set).
 func StartSentinel(password, sentinelPassword string) (*Topology, *SentinelSet, error) {
-	set, err := NewSentinelSet(password, sentinelPassword)
+	return StartSentinelDetecting(password, sentinelPassword, time.Second)
+}
+
+// StartSentinelDetecting is StartSentinel with the sentinel's failure
+// detection time (see NewSentinelSetDetecting).
+func StartSentinelDetecting(password, sentinelPassword string, downAfter time.Duration) (*Topology, *SentinelSet, error) {
+	set, err := NewSentinelSetDetecting(password, sentinelPassword, downAfter)
 	if err != nil {
 		return nil, nil, err
 	}

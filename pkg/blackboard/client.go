@@ -2,6 +2,7 @@ package blackboard
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -50,6 +51,10 @@ type Client struct {
 	waitTimeout  time.Duration
 	// failedReads counts failed socket reads (see read_watch.go).
 	failedReads *atomic.Uint64
+	// sentinel is the Sentinel set DialConn dialled through, with the
+	// TLS config for it (see RedisTopology); nil otherwise.
+	sentinel    *SentinelConn
+	sentinelTLS *tls.Config
 }
 
 // New wraps an existing go-redis client, checks the connection and preloads

@@ -144,11 +144,18 @@ func (c Conn) universal() (redis.UniversalClient, error) {
 	case TopologyCluster:
 		// (No pipeline sizes: on a cluster client they would create a
 		// pipeline pool it does not have by default.)
-		return redis.NewClusterClient(&redis.ClusterOptions{
+		cc := redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password,
 			TLSConfig: c.TLS, PoolSize: pool,
 			ReadBufferSize: connBufferSize, WriteBufferSize: connBufferSize,
-		}), nil
+			// One dial per attempt: a dead master refuses at once, and
+			// go-redis' default (5 dials 100 ms apart) would hold every
+			// command and every slot-map reload that picks it for half a
+			// second. The callers retry; slotRefresh reroutes.
+			DialerRetries: 1,
+		})
+		cc.AddHook(slotRefresh{reload: cc.ReloadState})
+		return cc, nil
 	}
 	return nil, fmt.Errorf("%w: redis connection: set exactly one of a URL, a sentinel or cluster addresses", ErrInvalid)
 }
@@ -195,6 +202,7 @@ func DialConn(ctx context.Context, conn Conn, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.ownsRedis = true
+	c.sentinel, c.sentinelTLS = conn.Sentinel, conn.TLS
 	return c, nil
 }
 

@@ -94,7 +94,14 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 	}
 
 	componentURL := map[string]string{}
-	if ext := cfg.Services.Redis.URL; ext != "" {
+	var redisEnv []string         // how the daemons reach Redis
+	var redisMounts []mount.Mount // the TLS files of an external Redis
+	if t := cfg.Services.Redis.Topology(); t == "sentinel" || t == "cluster" {
+		var err error
+		if redisEnv, redisMounts, err = externalTopology(cfg.Services.Redis); err != nil {
+			return nil, err
+		}
+	} else if ext := cfg.Services.Redis.URL; ext != "" {
 		if strings.HasPrefix(ext, "unix://") {
 			return nil, fmt.Errorf("%w: services.redis.url %s is a Unix socket on this host, which the containers cannot reach: use a redis:// address the containers reach, leave services.redis.url empty to let sett up start Redis, or run `sett up --runtime local`",
 				ErrInvalidSpec, redactURL(ext))
@@ -157,9 +164,12 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 	daemonEnv := []string{
 		"SETT_CONFIG=" + containerConfigPath,
 		"SETT_INSTANCE=" + spec.Name,
-		"SETT_REDIS_URL=" + p.RedisURL,
 		"SETT_LOG_FORMAT=json",
 	}
+	if p.RedisURL != "" {
+		daemonEnv = append(daemonEnv, "SETT_REDIS_URL="+p.RedisURL)
+	}
+	daemonEnv = append(daemonEnv, redisEnv...)
 
 	for _, name := range cfg.AgentNames() {
 		a := cfg.Agents[name]
@@ -193,7 +203,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		p.Agents = append(p.Agents, hardened(containerSpec{
 			Name: agentContainer(spec.Name, name), Component: ComponentAgent, Agent: name,
 			Image: a.Image, Cmd: a.Command, Env: env, User: in.User,
-			Mounts: []mount.Mount{
+			Mounts: append([]mount.Mount{
 				{Type: mount.TypeBind, Source: workspace, Target: containerWorkspacePath,
 					ReadOnly: mode != config.WorkspaceReadWrite},
 				// The workspace's .sett holds the instance records, whose
@@ -203,7 +213,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 				{Type: mount.TypeTmpfs, Target: containerWorkspacePath + "/.sett", ReadOnly: true,
 					TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 64 << 10}},
 				configMount,
-			},
+			}, redisMounts...),
 			Port:     cubPort,
 			NanoCPUs: int64(a.Resources.CPUs * 1e9),
 			Memory:   a.Resources.Memory.Int64(),
@@ -221,7 +231,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
 		Env:    append(withRedisURL(append([]string{}, daemonEnv...), componentURL[ComponentOrchestrator]), "SETT_HTTP_ADDR=:8080"),
 		User:   in.User,
-		Mounts: []mount.Mount{configMount},
+		Mounts: append([]mount.Mount{configMount}, redisMounts...),
 		Port:   orchestratorPort, DropCaps: true,
 		Labels: common(ComponentOrchestrator, ""),
 	})
@@ -330,6 +340,42 @@ func (p *stackPlan) imageNames() []string {
 }
 
 // isLoopback reports whether a Redis URL names this host's loopback.
+// externalTopology checks an external Sentinel set or Cluster for the
+// containers and returns what every daemon gets: its credentials (as
+// `sett up` resolved them, file and environment) and a read-only mount of
+// each TLS file at the same path, so that the sett.yml they read names
+// files that exist inside the container. Errors wrap ErrInvalidSpec.
+func externalTopology(r config.RedisConfig) ([]string, []mount.Mount, error) {
+	key, addrs := "services.redis.cluster.addresses", r.Cluster.Addresses
+	if r.Topology() == "sentinel" {
+		key, addrs = "services.redis.sentinel.addresses", r.Sentinel.Addresses
+	}
+	for _, a := range addrs {
+		if isLoopback("redis://" + a) {
+			return nil, nil, fmt.Errorf("%w: %s: %s is a loopback address, which inside the containers is the container itself: name the Redis hosts by an address the containers reach (see docs/redis.md, \"Docker runtime\"), or run `sett up --runtime local`",
+				ErrInvalidSpec, key, a)
+		}
+	}
+	var env []string
+	for _, kv := range [][2]string{{config.EnvRedisPassword, r.Password}, {config.EnvRedisUsername, r.Username},
+		{config.EnvRedisSentinelPassword, r.Sentinel.Password}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+	}
+	var mounts []mount.Mount
+	for _, f := range [][2]string{{"ca_file", r.TLS.CAFile}, {"cert_file", r.TLS.CertFile}, {"key_file", r.TLS.KeyFile}} {
+		if f[1] == "" {
+			continue
+		}
+		if !filepath.IsAbs(f[1]) {
+			return nil, nil, fmt.Errorf("%w: services.redis.tls.%s %q is a relative path: the docker runtime mounts each TLS file into the containers at its own path, so write it absolute", ErrInvalidSpec, f[0], f[1])
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(f[1]), Target: filepath.Clean(f[1]), ReadOnly: true})
+	}
+	return env, mounts, nil
+}
+
 func isLoopback(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {

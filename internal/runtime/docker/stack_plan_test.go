@@ -195,6 +195,51 @@ func TestStackPlanExternalRedis(t *testing.T) {
 	}
 }
 
+func TestStackPlanSentinelAndCluster(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		wantEnv    map[string]string
+	}{
+		{"sentinel", `services:
+  redis:
+    password: data-pw
+    username: sett
+    sentinel: {master_name: main, addresses: ["sentinel-1:26379", "sentinel-2:26379"], password: sentinel-pw}
+    tls: {enabled: true, ca_file: /etc/sett/ca.pem, cert_file: /etc/sett/client.pem, key_file: /etc/sett/client.key}
+`, map[string]string{"SETT_REDIS_PASSWORD": "data-pw", "SETT_REDIS_USERNAME": "sett", "SETT_REDIS_SENTINEL_PASSWORD": "sentinel-pw"}},
+		{"cluster", `services:
+  redis:
+    password: cluster-pw
+    cluster: {addresses: ["redis-1:6379", "redis-2:6379"]}
+    tls: {enabled: true, ca_file: /etc/sett/ca.pem, cert_file: /etc/sett/client.pem, key_file: /etc/sett/client.key}
+`, map[string]string{"SETT_REDIS_PASSWORD": "cluster-pw"}},
+	}
+	tlsFiles := []string{"/etc/sett/ca.pem", "/etc/sett/client.pem", "/etc/sett/client.key"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planFor(t, planYAML+tc.yaml)
+			if p.Redis != nil || p.Volume != "" || p.RedisURL != "" {
+				t.Fatalf("an external %s starts no Redis and has no URL: redis %+v, url %q", tc.name, p.Redis, p.RedisURL)
+			}
+			for _, c := range append([]containerSpec{p.Orchestrator}, p.Agents...) {
+				if u, ok := env(c, "SETT_REDIS_URL"); ok {
+					t.Errorf("%s: SETT_REDIS_URL=%q beside the %s settings", c.Name, u, tc.name)
+				}
+				for k, want := range tc.wantEnv {
+					if got, _ := env(c, k); got != want {
+						t.Errorf("%s: %s=%q, want %q", c.Name, k, got, want)
+					}
+				}
+				for _, f := range tlsFiles {
+					if !slices.Contains(c.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: f, ReadOnly: true}) {
+						t.Errorf("%s: TLS file %s not mounted read-only at its own path: %+v", c.Name, f, c.Mounts)
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestStackPlanRefusals(t *testing.T) {
 	good := parseConfig(t, planYAML)
 	tests := []struct {
@@ -212,6 +257,10 @@ func TestStackPlanRefusals(t *testing.T) {
 			Config: parseConfig(t, planYAML+"services:\n  redis:\n    url: redis://:pw@127.0.0.1:6379/0\n")}, planInput{}, "loopback"},
 		{"external Redis on a Unix socket", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
 			Config: parseConfig(t, planYAML+"services:\n  redis:\n    url: unix://:pw@/run/redis/redis.sock\n")}, planInput{}, "Unix socket on this host"},
+		{"sentinel on loopback", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
+			Config: parseConfig(t, planYAML+"services:\n  redis:\n    sentinel: {master_name: m, addresses: [\"127.0.0.1:26379\"]}\n")}, planInput{}, "sentinel.addresses: 127.0.0.1:26379 is a loopback address"},
+		{"cluster with a relative TLS file", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
+			Config: parseConfig(t, planYAML+"services:\n  redis:\n    cluster: {addresses: [\"redis-1:6379\"]}\n    tls: {enabled: true, ca_file: certs/ca.pem}\n")}, planInput{}, "tls.ca_file \"certs/ca.pem\" is a relative path"},
 		{"agent without image", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",
 			Config: parseConfig(t, "version: \"1.0\"\nagents:\n  planner:\n    command: [x]\n")}, planInput{RedisPassword: "x"}, "agents.planner.image is empty"},
 		{"agent named like a component", runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml",

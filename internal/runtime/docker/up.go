@@ -53,7 +53,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	if err := checkWorkspaceAccess(spec, user); err != nil {
 		return nil, err
 	}
-	internalRedis := spec.Config != nil && spec.Config.Services.Redis.URL == ""
+	internalRedis := spec.Config != nil && !spec.Config.Services.Redis.External()
 	var pw password
 	if internalRedis {
 		if pw, err = loadPassword(spec); err != nil {

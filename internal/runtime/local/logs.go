@@ -31,7 +31,7 @@ func (r *Runtime) Logs(ctx context.Context, rec *instance.Record, component stri
 			}
 			sort.Strings(names)
 			if component == ComponentRedis {
-				return fmt.Errorf("%w: instance %s uses an external Redis (services.redis.url); sett keeps no log of it", ErrUnknownComponent, rec.Name)
+				return fmt.Errorf("%w: instance %s uses an external Redis (services.redis url, sentinel or cluster); sett keeps no log of it: read the Redis servers' own logs", ErrUnknownComponent, rec.Name)
 			}
 			return fmt.Errorf("%w: instance %s has no component %q (it has: %s)", ErrUnknownComponent, rec.Name, component, strings.Join(names, ", "))
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -87,7 +88,9 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	cfg := spec.Config
-	external := cfg.Services.Redis.URL != ""
+	// Any Redis the configuration names (a URL, a Sentinel set or a
+	// Cluster) is external: Sett starts none.
+	external := cfg.Services.Redis.External()
 	bins, err := r.findBinaries(!external, len(cfg.ControllerAgents()) > 0)
 	if err != nil {
 		return nil, err
@@ -283,7 +286,12 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	plan := &Plan{Instance: u.spec.Name, StatusPath: u.sd.statusFile()}
 	componentURL := map[string]string{}
 	if u.external {
-		u.redisURL = cfg.Services.Redis.ConnectURL()
+		// A Sentinel set or a Cluster has no single URL: the daemons read
+		// its addresses, TLS files and users from the same sett.yml
+		// (SETT_CONFIG), and its secrets below.
+		if cfg.Services.Redis.Topology() == "url" {
+			u.redisURL = cfg.Services.Redis.ConnectURL()
+		}
 	} else {
 		pw, created, err := u.sd.redisPassword(cfg.Services.Redis.Password)
 		if err != nil {
@@ -316,7 +324,10 @@ func (u *upRun) buildPlan() (*Plan, error) {
 
 	// The Redis URL (with the password) is a secret: the daemons get it on
 	// a pipe, not in their environment (see PlanComponent.Secrets).
-	secrets := map[string]string{"SETT_REDIS_URL": u.redisURL}
+	secrets := externalSecrets(cfg.Services.Redis)
+	if u.redisURL != "" {
+		secrets = map[string]string{"SETT_REDIS_URL": u.redisURL}
+	}
 	common := map[string]string{
 		"SETT_INSTANCE":   u.spec.Name,
 		"SETT_CONFIG":     u.spec.ConfigPath,
@@ -365,6 +376,26 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		Dir:     u.spec.Workspace, LogPath: u.sd.logPath(ComponentOrchestrator), HTTPAddr: orchAddr,
 	})
 	return plan, nil
+}
+
+// externalSecrets are the credentials of an external Sentinel set or
+// Cluster as this `sett up` resolved them (sett.yml, then its
+// environment), for the daemons' secrets pipe: they read the rest of
+// services.redis from sett.yml, so every component reaches Redis with
+// exactly the settings `sett up` saw, even when the passwords came from
+// this shell's environment.
+func externalSecrets(r config.RedisConfig) map[string]string {
+	out := map[string]string{}
+	for name, v := range map[string]string{
+		config.EnvRedisPassword:         r.Password,
+		config.EnvRedisUsername:         r.Username,
+		config.EnvRedisSentinelPassword: r.Sentinel.Password,
+	} {
+		if v != "" {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // startSupervisor starts `sett supervise --plan FILE` in a new session,
