@@ -277,6 +277,9 @@ func (d *Decision) read(p Policy, r Review, none int) reading {
 	if !noSeverity(v.Severity) {
 		stated = append(stated, strings.TrimSpace(v.Severity))
 	}
+	if !noSeverity(v.MemorySeverity) {
+		stated = append(stated, strings.TrimSpace(v.MemorySeverity))
+	}
 	for _, f := range v.Findings {
 		if !noSeverity(f.Severity) {
 			stated = append(stated, strings.TrimSpace(f.Severity))
