@@ -2,7 +2,6 @@ package cub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
-	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/internal/writeretry"
@@ -159,7 +157,11 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	}
 	failpoint.Hit("cub-tool-finished")
 	art := w.result(ctx, view, g.InboxMessage, res)
-	return w.write(ctx, log, view, g, art, res)
+	stored, err := w.write(ctx, log, view, g, art, res)
+	if stored == Stored && art.Metadata[metaMemoryAction] != "" {
+		w.warnMemory(ctx, log, art)
+	}
+	return stored, err
 }
 
 // toolMemory returns the learnings and handbook at revision rev, reading
@@ -250,16 +252,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
 		}
 	}
-	var mem string
-	if out.Memory != nil {
-		m, err := memory.ParseAgentMemory(out.Memory)
-		if err != nil {
-			return w.failure(view, g, failureInfo{kind: "invalid_output", detail: "memory: " + err.Error(), exitCode: res.ExitCode,
-				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
-		}
-		b, _ := json.Marshal(m) // plain data always marshals
-		mem = string(b)
-	}
+	mem, memWarning := readMemory(out.Memory)
 	id := blackboard.NewID()
 	a := &blackboard.Artefact{
 		ID: id, LogicalID: id, Version: 1,
@@ -281,6 +274,9 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	}
 	addAttempt(a.Metadata, g)
 	addUsage(a.Metadata, out.Usage)
+	for k, v := range memWarning {
+		a.Metadata[k] = v
+	}
 	if out.StructuralType != "" {
 		a.StructuralType = blackboard.StructuralType(out.StructuralType)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -209,5 +210,81 @@ func TestToolEnvHasNoRedisCredentials(t *testing.T) {
 		if !strings.Contains(env, want) {
 			t.Errorf("tool env lacks %q:\n%s", want, env)
 		}
+	}
+}
+
+// TestInvalidMemoryNeverBlocks: a memory that breaks the contract is
+// repaired or dropped, the result is stored as the tool's work (never a
+// Failure) and a memory_warning event says what happened (seed 003
+// NFR-4).
+func TestInvalidMemoryNeverBlocks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		memory     string
+		wantAction string
+		check      func(t *testing.T, m *memory.AgentMemory)
+	}{
+		{name: "six key findings are cut to five", wantAction: "repaired",
+			memory: `{"status":"NEEDS_REVISION","highest_severity":"Major","key_findings":["f1","f2","f3","f4","f5","f6"]}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m == nil || !m.Truncated || len(m.KeyFindings) != memory.MaxKeyFindings || m.KeyFindings[4] != "f5" || m.HighestSeverity != "Major" {
+					t.Fatalf("stored memory %+v, want the first five findings, marked truncated", m)
+				}
+			}},
+		{name: "an over-long line is cut", wantAction: "repaired",
+			memory: `{"status":"DONE","summary":"` + strings.Repeat("s", memory.MaxTextLen+1) + `"}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m == nil || !m.Truncated || len([]rune(m.Summary)) != memory.MaxTextLen {
+					t.Fatalf("stored memory %+v, want the summary cut to %d", m, memory.MaxTextLen)
+				}
+			}},
+		{name: "a memory without a status is dropped", wantAction: "dropped",
+			memory: `{"key_findings":["f1"]}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m != nil {
+					t.Fatalf("stored memory %+v, want none", m)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWriter(t)
+			f := newGrant(t, blackboard.GrantReview, w.add("Plan"), w, nil,
+				answer(`{"artefact_type":"Review","artefact_payload":{"verdict":"reject","severity":"Major"},"memory":`+tt.memory+`}`))
+			a := f.run(t)
+			if a.StructuralType != blackboard.StructuralReview || a.Type != "Review" {
+				t.Fatalf("stored %s %s (%s), want the Review itself", a.StructuralType, a.Type, a.Summary)
+			}
+			var m *memory.AgentMemory
+			if a.Memory != "" {
+				m = &memory.AgentMemory{}
+				if err := json.Unmarshal([]byte(a.Memory), m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.check(t, m)
+			if a.Metadata[metaMemoryAction] != tt.wantAction || a.Metadata[metaMemoryProblem] == "" {
+				t.Errorf("metadata %v, want memory_action %s and the problem", a.Metadata, tt.wantAction)
+			}
+			events, err := w.bb.RangeEvents(context.Background(), "-", "+", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warn *blackboard.Event
+			for i, e := range events {
+				if e.Type == blackboard.EventMemoryWarning {
+					warn = &events[i]
+				}
+			}
+			if warn == nil {
+				t.Fatal("no memory_warning event")
+			}
+			if warn.ArtefactID != a.ID || warn.Agent != "me" || warn.WorkflowID != w.wf || warn.Field("action") != tt.wantAction ||
+				!strings.Contains(warn.Field("problem"), "invalid agent memory") {
+				t.Errorf("memory_warning %+v", warn)
+			}
+		})
 	}
 }
