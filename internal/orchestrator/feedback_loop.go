@@ -49,7 +49,8 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			Str("review_id", r.ID).Str("event", string(blackboard.EventReviewRejected)).Msg("review rejected")
 	}
 	iteration := target.Version - 1
-	limit := a.set.MaxReviewIterations
+	// Issue 28: a review cluster may set its own revision limit.
+	limit := a.set.ReviewClusters.For(target.Type).RevisionLimit(a.set.MaxReviewIterations)
 
 	if limit > 0 && iteration >= limit {
 		payload := fmt.Sprintf("Max review iterations (%d) reached for artefact %s (%s, version %d, thread %s). "+
