@@ -119,6 +119,9 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		if input.Feedback, err = w.feedback(ctx, view.Claim, byID); err != nil {
 			return Retry, err
 		}
+		// Each review once (issue 28): the reviews are in feedback, so the
+		// context chain does not repeat them.
+		input.ContextChain = withoutFeedback(input.ContextChain, input.Feedback)
 	}
 	input.Memory.Shared = sharedMemory(view.SharedMemory)
 	input.Memory.Upstream = upstreamMemories(view.Memories)
@@ -417,4 +420,23 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 		}
 		return Retry, err
 	}
+}
+
+// withoutFeedback returns chain without the artefacts that are in
+// feedback.
+func withoutFeedback(chain, feedback []tool.Artefact) []tool.Artefact {
+	if len(feedback) == 0 {
+		return chain
+	}
+	in := make(map[string]bool, len(feedback))
+	for _, f := range feedback {
+		in[f.ID] = true
+	}
+	out := chain[:0:0]
+	for _, a := range chain {
+		if !in[a.ID] {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,8 @@ func TestWorkRunnerResults(t *testing.T) {
 			strings.Join(a.SourceArtefacts, ",") != strings.Join([]string{target.ID, r1.ID, r2.ID, r3.ID}, ",") {
 			t.Fatalf("rework %+v, want v2 of the thread sourced from target and the reviews", a)
 		}
-		if f.input.ClaimType != tool.ClaimTypeFeedback || len(f.input.Feedback) != 3 || len(f.input.ContextChain) != 3 {
+		// The reviews come once, in feedback, not again in the chain.
+		if f.input.ClaimType != tool.ClaimTypeFeedback || len(f.input.Feedback) != 3 || len(f.input.ContextChain) != 0 {
 			t.Fatalf("feedback input: type %s, %d reviews, chain %d", f.input.ClaimType, len(f.input.Feedback), len(f.input.ContextChain))
 		}
 	})
@@ -287,4 +289,70 @@ func TestInvalidMemoryNeverBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReworkKeepsItsContext: at every iteration a rework's input holds
+// the goal, the latest version, what the thread was first built from and
+// the latest round's reviews, each review once (issue 28: the v3 rework's
+// chain used to be [Review, Review], without the brief).
+func TestReworkKeepsItsContext(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t)
+	brief := w.add("Brief")
+	v1 := w.add("Plan", brief.ID)
+	r1a, r1b := w.add("Review", v1.ID), w.add("Review", v1.ID)
+	v2 := w.next(v1, v1.ID, r1a.ID, r1b.ID)
+	r2 := w.add("Review", v2.ID)
+	v3 := w.next(v2, v2.ID, r2.ID)
+	r3a, r3b := w.add("Review", v3.ID), w.add("Review", v3.ID)
+	v4 := w.next(v3, v3.ID, r3a.ID, r3b.ID)
+	r4 := w.add("Review", v4.ID)
+	for _, tt := range []struct {
+		name    string
+		target  *blackboard.Artefact
+		reviews []*blackboard.Artefact
+	}{
+		{name: "v3", target: v3, reviews: []*blackboard.Artefact{r3a, r3b}},
+		{name: "v4", target: v4, reviews: []*blackboard.Artefact{r4}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newGrant(t, blackboard.GrantFeedback, tt.target, w, ids(tt.reviews), answer(`{"artefact_payload":"better","summary":"next"}`))
+			f.run(t)
+			in := f.input
+			if in.Workflow.Goal != "goal" || in.TargetArtefact.ID != tt.target.ID || in.TargetArtefact.Payload != tt.target.Payload {
+				t.Fatalf("goal %q, target %s; want the goal and the latest version %s", in.Workflow.Goal, in.TargetArtefact.ID, tt.target.ID)
+			}
+			seen := map[string]int{}
+			for _, a := range append(append([]tool.Artefact(nil), in.ContextChain...), in.Feedback...) {
+				seen[a.ID]++
+			}
+			for _, r := range tt.reviews {
+				if seen[r.ID] != 1 {
+					t.Errorf("review %s appears %d times in chain and feedback, want once", r.ID, seen[r.ID])
+				}
+			}
+			if len(in.Feedback) != len(tt.reviews) {
+				t.Errorf("feedback holds %d reviews, want %d", len(in.Feedback), len(tt.reviews))
+			}
+			if seen[brief.ID] != 1 {
+				t.Errorf("the brief the plan was built from is missing (chain %v)", chainIDs(in.ContextChain))
+			}
+			for _, old := range []*blackboard.Artefact{r1a, r1b, r2, r3a, r3b} {
+				if seen[old.ID] > 0 && !slices.Contains(tt.reviews, old) {
+					t.Errorf("an earlier round's review %s is in the input (chain %v)", old.ID, chainIDs(in.ContextChain))
+				}
+			}
+			if len(in.ContextChain) != 1 {
+				t.Errorf("chain %v, want only the brief", chainIDs(in.ContextChain))
+			}
+		})
+	}
+}
+
+func chainIDs(arts []tool.Artefact) []string {
+	out := make([]string, len(arts))
+	for i, a := range arts {
+		out[i] = a.Type + ":" + a.ID
+	}
+	return out
 }
