@@ -129,13 +129,35 @@ func revise(in tool.Input) output {
 	b.WriteString(strings.TrimRight(in.TargetArtefact.Payload, "\n"))
 	fmt.Fprintf(&b, "\n\n## Revision %d\n\nAddressed review feedback:\n", in.TargetArtefact.Version+1)
 	for _, r := range in.Feedback {
-		fmt.Fprintf(&b, "- From %s: %s\n", r.ProducedByRole, reviewText(r.Payload))
+		text := reviewText(r.Payload)
+		if r.PayloadOmitted {
+			// The reviewer left a memory instead (payload_omitted): its
+			// key findings stand for the review.
+			text = memoryFindings(in.Memory.Upstream[r.ProducedByAgent])
+		}
+		fmt.Fprintf(&b, "- From %s: %s\n", r.ProducedByRole, text)
 	}
 	summary := fmt.Sprintf("revision %d addressing %d review(s)", in.TargetArtefact.Version+1, len(in.Feedback))
 	return output{ArtefactPayload: b.String(), Summary: summary,
 		Memory: &agentMemory{Status: "DONE", Summary: summary,
 			Decisions:     []string{fmt.Sprintf("answered %d review(s) in a new section", len(in.Feedback))},
 			ArtifactIndex: []indexEntry{{Path: in.TargetArtefact.Type, Sections: []string{fmt.Sprintf("Revision %d", in.TargetArtefact.Version+1)}}}}}
+}
+
+// memoryFindings returns the key findings of a rendered agent memory
+// (its "## Key Findings" bullets), joined with "; ".
+func memoryFindings(rendered string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(rendered, "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			in = strings.TrimSpace(line) == "## Key Findings"
+		case in && strings.HasPrefix(line, "- "):
+			out = append(out, strings.TrimPrefix(line, "- "))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // reviewText extracts the findings of a structured review, or returns the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/settdev/sett/internal/memory"
@@ -45,5 +46,19 @@ func TestWriterReturnsMemory(t *testing.T) {
 				t.Fatalf("memory %s: %+v, %v", o.Memory, m, err)
 			}
 		})
+	}
+}
+
+// TestWriterRevisesFromMemories: a review whose payload was omitted for
+// its author's memory is answered from the memory's key findings.
+func TestWriterRevisesFromMemories(t *testing.T) {
+	mem := memory.RenderAgentMemory("security", memory.AgentMemory{Status: memory.StatusNeedsRevision,
+		KeyFindings: []string{"The Plan must mention auth."}, HighestSeverity: "Major"})
+	in := tool.Input{ClaimType: tool.ClaimTypeFeedback, TargetArtefact: tool.Artefact{ID: "p", Type: "Plan", Version: 1, Payload: "# Plan"},
+		Feedback: []tool.Artefact{{ID: "r", ProducedByAgent: "security", ProducedByRole: "security", PayloadOmitted: true}}}
+	in.Memory.Upstream = map[string]string{"security": mem}
+	o := revise(in)
+	if !strings.Contains(o.ArtefactPayload, "From security: The Plan must mention auth.") {
+		t.Fatalf("revision does not answer the memory's findings:\n%s", o.ArtefactPayload)
 	}
 }
