@@ -1,6 +1,8 @@
 // Command sett-reviewer is an example Sett review tool: it approves the
 // target unless a configured condition fails, and then rejects with
-// findings the author can act on.
+// findings the author can act on. It returns an agent memory (status,
+// summary, key findings, highest severity) with every review, as the tool
+// contract asks of reviewers (SPEC §7, seed 003).
 package main
 
 import (
@@ -18,6 +20,11 @@ type options struct {
 	require      string
 	alwaysReject bool
 	approveFrom  int
+	// approveSeverity and rejectSeverity are the severities stated with
+	// an approval ("" for none) and a rejection, in the review cluster's
+	// taxonomy.
+	approveSeverity string
+	rejectSeverity  string
 }
 
 func main() {
@@ -25,6 +32,8 @@ func main() {
 	flag.StringVar(&o.require, "require", "", "reject until the target's payload mentions this word (case-insensitive)")
 	flag.BoolVar(&o.alwaysReject, "always-reject", false, "reject every version")
 	flag.IntVar(&o.approveFrom, "approve-from-version", 0, "reject versions below this one (0: no such rule)")
+	flag.StringVar(&o.approveSeverity, "approve-severity", "", "severity stated with an approval, such as Minor, Low or PASS (needed under severity_required); default none")
+	flag.StringVar(&o.rejectSeverity, "reject-severity", "Major", "severity stated with a rejection, in the cluster's taxonomy (High, FAIL, ...)")
 	flag.Parse()
 	if err := run(os.Stdin, os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "sett-reviewer:", err)
@@ -54,18 +63,50 @@ func run(in io.Reader, out io.Writer, o options) error {
 	if o.approveFrom > 0 && t.Version < o.approveFrom {
 		findings = append(findings, fmt.Sprintf("Version %d is not ready; keep improving it.", t.Version))
 	}
-	r := review{Verdict: "approve"}
+	r := review{Verdict: "approve", Severity: o.approveSeverity}
 	summary := fmt.Sprintf("approved %s v%d", t.Type, t.Version)
+	status := "DONE"
 	if len(findings) > 0 {
-		r = review{Verdict: "reject", Severity: "Major", Findings: findings}
+		r = review{Verdict: "reject", Severity: o.rejectSeverity, Findings: findings}
 		summary = fmt.Sprintf("rejected %s v%d: %s", t.Type, t.Version, findings[0])
+		status = "NEEDS_REVISION"
 	}
 	fmt.Fprintf(os.Stderr, "sett-reviewer: %s\n", summary)
 	payload, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(out).Encode(map[string]string{
-		"artefact_type": "Review", "artefact_payload": string(payload), "summary": summary,
-	})
+	mem := agentMemory{Status: status, Summary: cut(summary, 400), HighestSeverity: r.Severity}
+	for i, f := range findings {
+		if i == 5 { // the contract's limit; the payload holds them all
+			break
+		}
+		mem.KeyFindings = append(mem.KeyFindings, cut(f, 400))
+	}
+	return json.NewEncoder(out).Encode(answer{ArtefactType: "Review", ArtefactPayload: string(payload), Summary: summary, Memory: mem})
+}
+
+// answer is the tool's output (SPEC §7).
+type answer struct {
+	ArtefactType    string      `json:"artefact_type"`
+	ArtefactPayload string      `json:"artefact_payload"`
+	Summary         string      `json:"summary"`
+	Memory          agentMemory `json:"memory"`
+}
+
+// agentMemory is the agent memory of the tool contract (seed 003).
+type agentMemory struct {
+	Status          string   `json:"status"`
+	Summary         string   `json:"summary,omitempty"`
+	KeyFindings     []string `json:"key_findings,omitempty"`
+	HighestSeverity string   `json:"highest_severity,omitempty"`
+}
+
+// cut shortens s to at most n characters.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -27,6 +27,32 @@ type output struct {
 	ArtefactType    string `json:"artefact_type,omitempty"`
 	ArtefactPayload string `json:"artefact_payload"`
 	Summary         string `json:"summary"`
+	// Memory is the agent memory of the tool contract (seed 003); nil
+	// for learnings.
+	Memory *agentMemory `json:"memory,omitempty"`
+}
+
+// agentMemory is the agent memory a writer returns with its work.
+type agentMemory struct {
+	Status        string       `json:"status"`
+	Summary       string       `json:"summary,omitempty"`
+	Decisions     []string     `json:"decisions,omitempty"`
+	ArtifactIndex []indexEntry `json:"artifact_index,omitempty"`
+}
+
+type indexEntry struct {
+	Path     string   `json:"path"`
+	Sections []string `json:"sections,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// cut shortens s to at most n characters.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func run(in io.Reader, out io.Writer, typ string) error {
@@ -68,8 +94,10 @@ func write(in tool.Input, typ string) output {
 			fmt.Fprintf(&b, "%s\n", l)
 		}
 	}
-	return output{ArtefactType: typ, ArtefactPayload: b.String(),
-		Summary: fmt.Sprintf("%s for: %s", typ, firstLine(in.Workflow.Goal))}
+	summary := fmt.Sprintf("%s for: %s", typ, firstLine(in.Workflow.Goal))
+	return output{ArtefactType: typ, ArtefactPayload: b.String(), Summary: summary,
+		Memory: &agentMemory{Status: "DONE", Summary: cut(summary, 400),
+			ArtifactIndex: []indexEntry{{Path: typ, Sections: []string{"Steps"}, Note: "the steps of the " + typ}}}}
 }
 
 // learn answers a learn claim (a human rejected the target) with one
@@ -101,10 +129,35 @@ func revise(in tool.Input) output {
 	b.WriteString(strings.TrimRight(in.TargetArtefact.Payload, "\n"))
 	fmt.Fprintf(&b, "\n\n## Revision %d\n\nAddressed review feedback:\n", in.TargetArtefact.Version+1)
 	for _, r := range in.Feedback {
-		fmt.Fprintf(&b, "- From %s: %s\n", r.ProducedByRole, reviewText(r.Payload))
+		text := reviewText(r.Payload)
+		if r.PayloadOmitted {
+			// The reviewer left a memory instead (payload_omitted): its
+			// key findings stand for the review.
+			text = memoryFindings(in.Memory.Upstream[r.ProducedByAgent])
+		}
+		fmt.Fprintf(&b, "- From %s: %s\n", r.ProducedByRole, text)
 	}
-	return output{ArtefactPayload: b.String(),
-		Summary: fmt.Sprintf("revision %d addressing %d review(s)", in.TargetArtefact.Version+1, len(in.Feedback))}
+	summary := fmt.Sprintf("revision %d addressing %d review(s)", in.TargetArtefact.Version+1, len(in.Feedback))
+	return output{ArtefactPayload: b.String(), Summary: summary,
+		Memory: &agentMemory{Status: "DONE", Summary: summary,
+			Decisions:     []string{fmt.Sprintf("answered %d review(s) in a new section", len(in.Feedback))},
+			ArtifactIndex: []indexEntry{{Path: in.TargetArtefact.Type, Sections: []string{fmt.Sprintf("Revision %d", in.TargetArtefact.Version+1)}}}}}
+}
+
+// memoryFindings returns the key findings of a rendered agent memory
+// (its "## Key Findings" bullets), joined with "; ".
+func memoryFindings(rendered string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(rendered, "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			in = strings.TrimSpace(line) == "## Key Findings"
+		case in && strings.HasPrefix(line, "- "):
+			out = append(out, strings.TrimPrefix(line, "- "))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // reviewText extracts the findings of a structured review, or returns the

@@ -149,6 +149,11 @@ type OrchestratorConfig struct {
 	// ReviewPolicy decides each review phase (SPEC §10).
 	ReviewPolicy ReviewPolicyConfig `yaml:"review_policy"`
 
+	// ReviewClusters are named review policies, each deciding the review
+	// phases of the artefact types it lists (seed 003's clusters in one
+	// pipeline). Types no cluster lists keep ReviewPolicy. Default: none.
+	ReviewClusters map[string]*ReviewClusterConfig `yaml:"review_clusters"`
+
 	// Priority scores goals so that urgent work is granted first (SPEC §8).
 	Priority PriorityConfig `yaml:"priority"`
 }

@@ -72,6 +72,11 @@ func (c *Config) ApplyDefaults() {
 		o.HTTPAddr = DefaultHTTPAddr
 	}
 	o.ReviewPolicy.applyDefaults(c, "orchestrator.review_policy")
+	for name, r := range o.ReviewClusters {
+		if r != nil {
+			r.applyDefaults(c, "orchestrator.review_clusters."+name)
+		}
+	}
 	o.Priority.applyDefaults(c, "orchestrator.priority")
 
 	for name, a := range c.Agents {

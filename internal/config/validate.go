@@ -70,6 +70,7 @@ func (c *Config) Validate() error {
 	}
 
 	c.Orchestrator.validate(v, "orchestrator")
+	c.validateReviewClusters(v)
 
 	if len(c.Agents) == 0 {
 		v.addf("agents", "at least one agent is required (see sett.yml.example)")
@@ -224,6 +225,7 @@ func (c *Config) Warnings() []string {
 			"0 means unlimited: a rejected artefact goes back to its author until a reviewer approves it, possibly forever")
 	}
 	c.reviewWarnings(warn)
+	c.clusterWarnings(warn)
 	for _, name := range c.AgentNames() {
 		a := c.Agents[name]
 		if a.BiddingStrategy == BidIgnore && len(a.BidScript) == 0 {

@@ -43,11 +43,22 @@ type Chain struct {
 
 // Build returns the context chain for target under claim. The target's own
 // thread never appears in its chain.
+//
+// For a later version of a thread (a rework), the chain also holds what the
+// thread was first built from (the sources of its earlier versions outside
+// the thread, issue 28: "every feedback claim's input holds the upstream
+// artefacts at every iteration"), and leaves out what was derived from its
+// earlier versions (the reviews of earlier rounds) unless the claim names
+// it as additional context.
 func (b *ContextBuilder) Build(ctx context.Context, target *blackboard.Artefact, claim *blackboard.Claim) (Chain, error) {
-	if chain, ok, err := b.fromCache(ctx, target, claim); err != nil || ok {
+	th, err := b.threadHistory(ctx, target)
+	if err != nil {
+		return Chain{}, err
+	}
+	if chain, ok, err := b.fromCache(ctx, target, claim, th); err != nil || ok {
 		return chain, err
 	}
-	return b.bfs(target, claim, func(ids []string) ([]*blackboard.Artefact, error) {
+	return b.bfs(target, claim, th, func(ids []string) ([]*blackboard.Artefact, error) {
 		arts, err := b.bb.ResolveLatest(ctx, ids)
 		if err == nil {
 			b.cache.putLatest(ids, arts)
@@ -61,9 +72,9 @@ var errCacheMiss = errors.New("cub: not cached")
 // fromCache builds the chain from cached artefacts and their last known
 // thread heads, then confirms every head in one round trip. ok is false
 // when something was not cached or a thread has moved on.
-func (b *ContextBuilder) fromCache(ctx context.Context, target *blackboard.Artefact, claim *blackboard.Claim) (Chain, bool, error) {
+func (b *ContextBuilder) fromCache(ctx context.Context, target *blackboard.Artefact, claim *blackboard.Claim, th history) (Chain, bool, error) {
 	var threads, heads []string
-	chain, err := b.bfs(target, claim, func(ids []string) ([]*blackboard.Artefact, error) {
+	chain, err := b.bfs(target, claim, th, func(ids []string) ([]*blackboard.Artefact, error) {
 		out := make([]*blackboard.Artefact, len(ids))
 		for i, id := range ids {
 			latest, ok := b.cache.latest(id)
@@ -96,9 +107,13 @@ func (b *ContextBuilder) fromCache(ctx context.Context, target *blackboard.Artef
 
 // bfs walks the sources level by level; resolve turns a level's ids into
 // the latest versions of their threads (nil for ids that do not exist).
-func (b *ContextBuilder) bfs(target *blackboard.Artefact, claim *blackboard.Claim, resolve func([]string) ([]*blackboard.Artefact, error)) (Chain, error) {
+func (b *ContextBuilder) bfs(target *blackboard.Artefact, claim *blackboard.Claim, th history, resolve func([]string) ([]*blackboard.Artefact, error)) (Chain, error) {
 	seenThread := map[string]bool{target.LogicalID: true}
 	seenID := map[string]bool{target.ID: true}
+	asked := make(map[string]bool, len(claim.AdditionalContextIDs))
+	for _, id := range claim.AdditionalContextIDs {
+		asked[id] = true
+	}
 	var frontier []string
 	push := func(ids []string) {
 		for _, id := range ids {
@@ -109,6 +124,7 @@ func (b *ContextBuilder) bfs(target *blackboard.Artefact, claim *blackboard.Clai
 		}
 	}
 	push(target.SourceArtefacts)
+	push(th.upstream)
 	push(claim.AdditionalContextIDs)
 	var out Chain
 	for len(frontier) > 0 {
@@ -123,7 +139,7 @@ func (b *ContextBuilder) bfs(target *blackboard.Artefact, claim *blackboard.Clai
 		}
 		frontier = nil
 		for _, a := range arts {
-			if a == nil || seenThread[a.LogicalID] {
+			if a == nil || seenThread[a.LogicalID] || (!asked[a.ID] && th.derived(a)) {
 				continue
 			}
 			seenThread[a.LogicalID] = true
@@ -211,4 +227,61 @@ func (c *artefactCache) latest(id string) (*blackboard.Artefact, bool) {
 	}
 	a, ok := c.byID[l]
 	return a, ok
+}
+
+// history is what a thread's earlier versions say about its context.
+type history struct {
+	// versions holds the ids of the target's thread's versions, the
+	// target's included.
+	versions map[string]bool
+	// upstream are the sources of the earlier versions that lie outside
+	// the thread: what the thread was built from.
+	upstream []string
+}
+
+// derived reports whether a was made from an earlier version of the
+// thread (a review of an earlier round): one of its sources is a version.
+func (h history) derived(a *blackboard.Artefact) bool {
+	for _, s := range a.SourceArtefacts {
+		if h.versions[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// maxHistory bounds the walk back through a thread's versions.
+const maxHistory = 64
+
+// threadHistory walks target's thread back to its first version, one read
+// per version (a rework's version n names version n-1 as its first
+// source). Version 1 needs no read.
+func (b *ContextBuilder) threadHistory(ctx context.Context, target *blackboard.Artefact) (history, error) {
+	h := history{versions: map[string]bool{target.ID: true}}
+	cur := target
+	for i := 0; cur.Version > 1 && i < maxHistory; i++ {
+		arts, err := b.bb.GetArtefacts(ctx, cur.SourceArtefacts)
+		if err != nil {
+			return history{}, err
+		}
+		var prev *blackboard.Artefact
+		for _, a := range arts {
+			if a != nil && a.LogicalID == target.LogicalID && !h.versions[a.ID] && (prev == nil || a.Version > prev.Version) {
+				prev = a
+			}
+		}
+		if prev == nil {
+			break
+		}
+		h.versions[prev.ID] = true
+		cur = prev
+	}
+	if cur != target {
+		for _, s := range cur.SourceArtefacts {
+			if !h.versions[s] {
+				h.upstream = append(h.upstream, s)
+			}
+		}
+	}
+	return h, nil
 }

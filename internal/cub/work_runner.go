@@ -2,7 +2,6 @@ package cub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
-	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/internal/writeretry"
@@ -121,6 +119,9 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		if input.Feedback, err = w.feedback(ctx, view.Claim, byID); err != nil {
 			return Retry, err
 		}
+		// Each review once (issue 28): the reviews are in feedback, so the
+		// context chain does not repeat them.
+		input.ContextChain = withoutFeedback(input.ContextChain, input.Feedback)
 	}
 	input.Memory.Shared = sharedMemory(view.SharedMemory)
 	input.Memory.Upstream = upstreamMemories(view.Memories)
@@ -159,7 +160,11 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	}
 	failpoint.Hit("cub-tool-finished")
 	art := w.result(ctx, view, g.InboxMessage, res)
-	return w.write(ctx, log, view, g, art, res)
+	stored, err := w.write(ctx, log, view, g, art, res)
+	if stored == Stored && art.Metadata[metaMemoryAction] != "" {
+		w.warnMemory(ctx, log, art)
+	}
+	return stored, err
 }
 
 // toolMemory returns the learnings and handbook at revision rev, reading
@@ -250,16 +255,7 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
 		}
 	}
-	var mem string
-	if out.Memory != nil {
-		m, err := memory.ParseAgentMemory(out.Memory)
-		if err != nil {
-			return w.failure(view, g, failureInfo{kind: "invalid_output", detail: "memory: " + err.Error(), exitCode: res.ExitCode,
-				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
-		}
-		b, _ := json.Marshal(m) // plain data always marshals
-		mem = string(b)
-	}
+	mem, memWarning := readMemory(out.Memory)
 	id := blackboard.NewID()
 	a := &blackboard.Artefact{
 		ID: id, LogicalID: id, Version: 1,
@@ -281,6 +277,9 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 	}
 	addAttempt(a.Metadata, g)
 	addUsage(a.Metadata, out.Usage)
+	for k, v := range memWarning {
+		a.Metadata[k] = v
+	}
 	if out.StructuralType != "" {
 		a.StructuralType = blackboard.StructuralType(out.StructuralType)
 	}
@@ -421,4 +420,23 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 		}
 		return Retry, err
 	}
+}
+
+// withoutFeedback returns chain without the artefacts that are in
+// feedback.
+func withoutFeedback(chain, feedback []tool.Artefact) []tool.Artefact {
+	if len(feedback) == 0 {
+		return chain
+	}
+	in := make(map[string]bool, len(feedback))
+	for _, f := range feedback {
+		in[f.ID] = true
+	}
+	out := chain[:0:0]
+	for _, a := range chain {
+		if !in[a.ID] {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -125,7 +127,8 @@ func TestWorkRunnerResults(t *testing.T) {
 			strings.Join(a.SourceArtefacts, ",") != strings.Join([]string{target.ID, r1.ID, r2.ID, r3.ID}, ",") {
 			t.Fatalf("rework %+v, want v2 of the thread sourced from target and the reviews", a)
 		}
-		if f.input.ClaimType != tool.ClaimTypeFeedback || len(f.input.Feedback) != 3 || len(f.input.ContextChain) != 3 {
+		// The reviews come once, in feedback, not again in the chain.
+		if f.input.ClaimType != tool.ClaimTypeFeedback || len(f.input.Feedback) != 3 || len(f.input.ContextChain) != 0 {
 			t.Fatalf("feedback input: type %s, %d reviews, chain %d", f.input.ClaimType, len(f.input.Feedback), len(f.input.ContextChain))
 		}
 	})
@@ -210,4 +213,146 @@ func TestToolEnvHasNoRedisCredentials(t *testing.T) {
 			t.Errorf("tool env lacks %q:\n%s", want, env)
 		}
 	}
+}
+
+// TestInvalidMemoryNeverBlocks: a memory that breaks the contract is
+// repaired or dropped, the result is stored as the tool's work (never a
+// Failure) and a memory_warning event says what happened (seed 003
+// NFR-4).
+func TestInvalidMemoryNeverBlocks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		memory     string
+		wantAction string
+		check      func(t *testing.T, m *memory.AgentMemory)
+	}{
+		{name: "six key findings are cut to five", wantAction: "repaired",
+			memory: `{"status":"NEEDS_REVISION","highest_severity":"Major","key_findings":["f1","f2","f3","f4","f5","f6"]}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m == nil || !m.Truncated || len(m.KeyFindings) != memory.MaxKeyFindings || m.KeyFindings[4] != "f5" || m.HighestSeverity != "Major" {
+					t.Fatalf("stored memory %+v, want the first five findings, marked truncated", m)
+				}
+			}},
+		{name: "an over-long line is cut", wantAction: "repaired",
+			memory: `{"status":"DONE","summary":"` + strings.Repeat("s", memory.MaxTextLen+1) + `"}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m == nil || !m.Truncated || len([]rune(m.Summary)) != memory.MaxTextLen {
+					t.Fatalf("stored memory %+v, want the summary cut to %d", m, memory.MaxTextLen)
+				}
+			}},
+		{name: "a memory without a status is dropped", wantAction: "dropped",
+			memory: `{"key_findings":["f1"]}`,
+			check: func(t *testing.T, m *memory.AgentMemory) {
+				if m != nil {
+					t.Fatalf("stored memory %+v, want none", m)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWriter(t)
+			f := newGrant(t, blackboard.GrantReview, w.add("Plan"), w, nil,
+				answer(`{"artefact_type":"Review","artefact_payload":{"verdict":"reject","severity":"Major"},"memory":`+tt.memory+`}`))
+			a := f.run(t)
+			if a.StructuralType != blackboard.StructuralReview || a.Type != "Review" {
+				t.Fatalf("stored %s %s (%s), want the Review itself", a.StructuralType, a.Type, a.Summary)
+			}
+			var m *memory.AgentMemory
+			if a.Memory != "" {
+				m = &memory.AgentMemory{}
+				if err := json.Unmarshal([]byte(a.Memory), m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.check(t, m)
+			if a.Metadata[metaMemoryAction] != tt.wantAction || a.Metadata[metaMemoryProblem] == "" {
+				t.Errorf("metadata %v, want memory_action %s and the problem", a.Metadata, tt.wantAction)
+			}
+			events, err := w.bb.RangeEvents(context.Background(), "-", "+", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warn *blackboard.Event
+			for i, e := range events {
+				if e.Type == blackboard.EventMemoryWarning {
+					warn = &events[i]
+				}
+			}
+			if warn == nil {
+				t.Fatal("no memory_warning event")
+			}
+			if warn.ArtefactID != a.ID || warn.Agent != "me" || warn.WorkflowID != w.wf || warn.Field("action") != tt.wantAction ||
+				!strings.Contains(warn.Field("problem"), "invalid agent memory") {
+				t.Errorf("memory_warning %+v", warn)
+			}
+		})
+	}
+}
+
+// TestReworkKeepsItsContext: at every iteration a rework's input holds
+// the goal, the latest version, what the thread was first built from and
+// the latest round's reviews, each review once (issue 28: the v3 rework's
+// chain used to be [Review, Review], without the brief).
+func TestReworkKeepsItsContext(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t)
+	brief := w.add("Brief")
+	v1 := w.add("Plan", brief.ID)
+	r1a, r1b := w.add("Review", v1.ID), w.add("Review", v1.ID)
+	v2 := w.next(v1, v1.ID, r1a.ID, r1b.ID)
+	r2 := w.add("Review", v2.ID)
+	v3 := w.next(v2, v2.ID, r2.ID)
+	r3a, r3b := w.add("Review", v3.ID), w.add("Review", v3.ID)
+	v4 := w.next(v3, v3.ID, r3a.ID, r3b.ID)
+	r4 := w.add("Review", v4.ID)
+	for _, tt := range []struct {
+		name    string
+		target  *blackboard.Artefact
+		reviews []*blackboard.Artefact
+	}{
+		{name: "v3", target: v3, reviews: []*blackboard.Artefact{r3a, r3b}},
+		{name: "v4", target: v4, reviews: []*blackboard.Artefact{r4}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newGrant(t, blackboard.GrantFeedback, tt.target, w, ids(tt.reviews), answer(`{"artefact_payload":"better","summary":"next"}`))
+			f.run(t)
+			in := f.input
+			if in.Workflow.Goal != "goal" || in.TargetArtefact.ID != tt.target.ID || in.TargetArtefact.Payload != tt.target.Payload {
+				t.Fatalf("goal %q, target %s; want the goal and the latest version %s", in.Workflow.Goal, in.TargetArtefact.ID, tt.target.ID)
+			}
+			seen := map[string]int{}
+			for _, a := range append(append([]tool.Artefact(nil), in.ContextChain...), in.Feedback...) {
+				seen[a.ID]++
+			}
+			for _, r := range tt.reviews {
+				if seen[r.ID] != 1 {
+					t.Errorf("review %s appears %d times in chain and feedback, want once", r.ID, seen[r.ID])
+				}
+			}
+			if len(in.Feedback) != len(tt.reviews) {
+				t.Errorf("feedback holds %d reviews, want %d", len(in.Feedback), len(tt.reviews))
+			}
+			if seen[brief.ID] != 1 {
+				t.Errorf("the brief the plan was built from is missing (chain %v)", chainIDs(in.ContextChain))
+			}
+			for _, old := range []*blackboard.Artefact{r1a, r1b, r2, r3a, r3b} {
+				if seen[old.ID] > 0 && !slices.Contains(tt.reviews, old) {
+					t.Errorf("an earlier round's review %s is in the input (chain %v)", old.ID, chainIDs(in.ContextChain))
+				}
+			}
+			if len(in.ContextChain) != 1 {
+				t.Errorf("chain %v, want only the brief", chainIDs(in.ContextChain))
+			}
+		})
+	}
+}
+
+func chainIDs(arts []tool.Artefact) []string {
+	out := make([]string, len(arts))
+	for i, a := range arts {
+		out[i] = a.Type + ":" + a.ID
+	}
+	return out
 }

@@ -40,6 +40,9 @@ type AgentMemory struct {
 	HighestSeverity string          `json:"highest_severity,omitempty"`
 	Decisions       []string        `json:"decisions,omitempty"`
 	ArtifactIndex   []ArtifactEntry `json:"artifact_index,omitempty"`
+	// Truncated is set by RepairAgentMemory when it had to cut or drop
+	// parts of the memory the tool returned; a tool cannot set it.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Memory object fields, as a tool spells them.

@@ -45,6 +45,9 @@ func RenderAgentMemory(agent string, m AgentMemory) string {
 	if m.Summary != "" {
 		status += ": " + m.Summary
 	}
+	if m.Truncated {
+		status += " (memory truncated to fit the contract; the artefact holds the rest)"
+	}
 	b.WriteString(status + "\n")
 
 	section(&b, "Key Findings")

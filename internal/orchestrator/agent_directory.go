@@ -132,6 +132,45 @@ func (d *AgentDirectory) ProducerFor(role string) (string, bool) {
 	return candidates[0], true
 }
 
+// ReworkerFor picks the agent that reworks a version produced by agent
+// producer with role role (issue 28: rework goes to the producer of the
+// version). See reworker; safe for concurrent use.
+func (d *AgentDirectory) ReworkerFor(producer, role string) (agent string, fallback bool, ok bool) {
+	return reworker(producer, role, d.agents, d.names, d.IsLive)
+}
+
+// reworker picks who reworks a version: its producer when it is a
+// configured, live agent; else (fallback true) the first live agent of
+// the same role by name; else the producer when it is configured (its
+// claim waits for it to come back); else the first agent of the role by
+// name (fallback). ok is false when neither the producer nor any agent of
+// the role is configured. names are the configured agents, sorted;
+// agents maps each to its role.
+func reworker(producer, role string, agents map[string]string, names []string, live func(string) bool) (agent string, fallback bool, ok bool) {
+	_, configured := agents[producer]
+	if configured && live(producer) {
+		return producer, false, true
+	}
+	var candidates []string
+	for _, n := range names {
+		if n != producer && agents[n] == role {
+			candidates = append(candidates, n)
+		}
+	}
+	for _, n := range candidates {
+		if live(n) {
+			return n, true, true
+		}
+	}
+	switch {
+	case configured:
+		return producer, false, true
+	case len(candidates) > 0:
+		return candidates[0], true, true
+	}
+	return "", false, false
+}
+
 func equalStrings(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

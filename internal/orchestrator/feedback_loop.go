@@ -49,7 +49,8 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			Str("review_id", r.ID).Str("event", string(blackboard.EventReviewRejected)).Msg("review rejected")
 	}
 	iteration := target.Version - 1
-	limit := a.set.MaxReviewIterations
+	// Issue 28: a review cluster may set its own revision limit.
+	limit := a.set.ReviewClusters.For(target.Type).RevisionLimit(a.set.MaxReviewIterations)
 
 	if limit > 0 && iteration >= limit {
 		payload := fmt.Sprintf("Max review iterations (%d) reached for artefact %s (%s, version %d, thread %s). "+
@@ -68,7 +69,10 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, short(target.LogicalID), limit), events...)
 	}
 
-	producer, ok := a.dir.ProducerFor(target.ProducedByRole)
+	// Issue 28: the rework goes to the agent that produced the version;
+	// another agent of its role only when that one is gone (and the
+	// feedback_claim_created event says so).
+	producer, fellBack, ok := a.dir.ReworkerFor(target.ProducedByAgent, target.ProducedByRole)
 	if !ok {
 		payload := fmt.Sprintf("Cannot rework artefact %s (%s, version %d): no agent with role %q is configured in sett.yml. "+
 			"Add an agent with that role and post the goal again.", target.ID, target.Type, target.Version, target.ProducedByRole)
@@ -104,10 +108,10 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 		Events: []blackboard.Event{{
 			Type: blackboard.EventFeedbackClaimCreated, WorkflowID: cl.WorkflowID, ClaimID: feedbackID,
 			ArtefactID: target.ID, Agent: producer,
-			Fields: map[string]string{
+			Fields: reworkFields(map[string]string{
 				"iteration": strconv.Itoa(iteration + 1), "parent_claim_id": cl.ID,
 				"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(target.Version),
-			},
+			}, target, producer, fellBack),
 		}},
 		Epoch: a.epoch(),
 	})
@@ -153,4 +157,21 @@ func (a *ClaimAdvancer) writeFailure(ctx context.Context, cl *blackboard.Claim, 
 		return "", err
 	}
 	return id, nil
+}
+
+// reworkFields adds, when the rework does not go to the version's
+// producer, who produced it and why another agent reworks it.
+func reworkFields(f map[string]string, target *blackboard.Artefact, agent string, fellBack bool) map[string]string {
+	if fellBack {
+		f["produced_by_agent"] = target.ProducedByAgent
+		f["reworker_reason"] = fmt.Sprintf("%s, which produced v%d, is gone; %s of role %s reworks it", orNone(target.ProducedByAgent), target.Version, agent, target.ProducedByRole)
+	}
+	return f
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no recorded agent"
+	}
+	return s
 }

@@ -158,13 +158,18 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 		}
 		reviews = append(reviews, r)
 	}
-	d := reviewpolicy.Decide(a.set.ReviewPolicy, reviews)
+	// Issue 28: the cluster of the target's type decides, with its own
+	// revision limit and at_limit rule.
+	cluster := a.set.ReviewClusters.For(b.target.Type)
+	d := reviewpolicy.Decide(cluster.Policy, reviews)
+	d = cluster.ApplyLimit(d, b.target.Version-1, cluster.RevisionLimit(a.set.MaxReviewIterations))
 	line := d.Line()
 	read, _ := json.Marshal(d.ReviewsRead)
 	decision := a.event(blackboard.EventReviewDecision, cl, "", map[string]string{
 		"outcome": string(d.Outcome), "rule": string(d.Rule), "reason": d.Reason, "reviews": string(read),
 		"severities": strings.Join(d.SeveritiesSeen, ","), "rejecting": strings.Join(d.Rejecting, ","),
 		"contract_gaps": strings.Join(d.ContractGaps, " | "), "target_version": strconv.Itoa(b.target.Version),
+		"cluster": cluster.Name, "warning": strconv.FormatBool(d.Warning),
 	})
 	update := &memory.Update{Key: "review_decision:" + cl.ID, Agent: "orchestrator", Step: b.step, Text: line}
 	if err := a.mergeMemory(ctx, b, update); err != nil {

@@ -74,6 +74,10 @@ type Settings struct {
 	// advisory). The zero policy is completed by its defaults.
 	ReviewPolicy reviewpolicy.Policy
 	ReviewRoles  map[string]reviewpolicy.Role
+	// ReviewClusters picks the policy and loop rules per artefact type
+	// (orchestrator.review_clusters); its Default is always ReviewPolicy
+	// (applyDefaults), so a zero value decides everything by ReviewPolicy.
+	ReviewClusters reviewpolicy.Clusters
 	// Escalation is the hook run with every workflow_escalated event
 	// (escalation in sett.yml); an empty command disables it.
 	Escalation escalation.Hook
@@ -160,6 +164,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Retry:                retry,
 		Escalation:           c.Escalation.Hook(),
 		ReviewPolicy:         o.ReviewPolicy.Policy(),
+		ReviewClusters:       o.Clusters(),
 		ReviewRoles:          roles,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
@@ -197,6 +202,7 @@ func (s *Settings) applyDefaults() {
 		s.MaxGrantAttempts = 2
 	}
 	s.ReviewPolicy = s.ReviewPolicy.WithDefaults()
+	s.ReviewClusters.Default = reviewpolicy.Cluster{Name: reviewpolicy.DefaultClusterName, Policy: s.ReviewPolicy}
 	if s.HeartbeatTTL <= 0 {
 		s.HeartbeatTTL = 10 * time.Second
 	}

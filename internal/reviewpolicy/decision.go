@@ -39,6 +39,8 @@ const (
 	// RuleInvalidPolicy: the policy contradicts itself (Policy.Validate);
 	// the phase fails rather than guess.
 	RuleInvalidPolicy Rule = "invalid_policy"
+	// RuleGate: a gate reviewer failed; the other reviews were skipped.
+	RuleGate Rule = "gate"
 	// RuleRequired: a required reviewer has no usable review.
 	RuleRequired Rule = "required"
 	// RuleBlocking: a blocking reviewer is at or above fail_at.
@@ -51,11 +53,14 @@ const (
 	RuleReworkAt Rule = "rework_at"
 	// RuleProceed: no rule stopped the phase.
 	RuleProceed Rule = "proceed"
+	// RuleAtLimit: the phase asked for rework at the cluster's revision
+	// limit and the cluster's at_limit is proceed (Cluster.ApplyLimit).
+	RuleAtLimit Rule = "at_limit"
 )
 
 // AllRules lists every rule in the order Decide applies them.
 func AllRules() []Rule {
-	return []Rule{RuleInvalidPolicy, RuleRequired, RuleBlocking, RuleQuorum, RuleMaxMissing, RuleReworkAt, RuleProceed}
+	return []Rule{RuleInvalidPolicy, RuleGate, RuleRequired, RuleBlocking, RuleQuorum, RuleMaxMissing, RuleReworkAt, RuleProceed, RuleAtLimit}
 }
 
 // Valid reports whether r is one of AllRules.
@@ -96,6 +101,9 @@ type Decision struct {
 	// reviews reject or reach rework_at (advisory ones included): the
 	// reviews that go back to the author when the outcome is rework.
 	Rejecting []string `json:"rejecting"`
+	// Warning is set when the phase proceeds although a rule asked for
+	// more (RuleAtLimit); the decision is then recorded as a warning.
+	Warning bool `json:"warning,omitempty"`
 	// ContractGaps lists what reviewers got wrong about the contract
 	// (unknown or missing severities, unreadable or contradictory
 	// verdicts), each starting with the agent name.
@@ -108,6 +116,9 @@ type Decision struct {
 func (d Decision) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "review decision: %s (%s): %s", d.Outcome, d.Rule, d.Reason)
+	if d.Warning {
+		b.WriteString(" [warning]")
+	}
 	if len(d.ReviewsRead) > 0 {
 		parts := make([]string, len(d.ReviewsRead))
 		for i, r := range d.ReviewsRead {
@@ -153,7 +164,7 @@ func Decide(p Policy, reviews []Review) Decision {
 
 	ordered := slices.Clone(reviews)
 	slices.SortStableFunc(ordered, func(a, b Review) int {
-		return cmp.Or(cmp.Compare(group(a.Role), group(b.Role)), cmp.Compare(a.Agent, b.Agent))
+		return cmp.Or(cmp.Compare(gateFirst(p, a), gateFirst(p, b)), cmp.Compare(group(a.Role), group(b.Role)), cmp.Compare(a.Agent, b.Agent))
 	})
 	none := len(p.Severities)
 	reads := make([]reading, 0, len(ordered))
@@ -172,6 +183,11 @@ func Decide(p Policy, reviews []Review) Decision {
 		if rd.usable() && (rd.rejects || rd.rank <= reworkRank) {
 			d.Rejecting = append(d.Rejecting, rd.Agent)
 		}
+	}
+
+	// 0. Gate reviewers: a failed gate decides alone.
+	if reason, failed := d.gateCheck(p, reads, reworkRank); failed {
+		return d.decide(OutcomeFail, RuleGate, reason)
 	}
 
 	// 1. Required and blocking reviewers, in reading order.
@@ -232,6 +248,14 @@ func (d Decision) decide(o Outcome, r Rule, reason string) Decision {
 	return d
 }
 
+// gateFirst orders gate reviewers before the others.
+func gateFirst(p Policy, r Review) int {
+	if slices.Contains(p.Gate, r.Agent) {
+		return 0
+	}
+	return 1
+}
+
 // group orders reviewers: blocking, then other non-advisory, then advisory.
 func group(r Role) int {
 	switch {
@@ -276,6 +300,9 @@ func (d *Decision) read(p Policy, r Review, none int) reading {
 	var stated []string
 	if !noSeverity(v.Severity) {
 		stated = append(stated, strings.TrimSpace(v.Severity))
+	}
+	if !noSeverity(v.MemorySeverity) {
+		stated = append(stated, strings.TrimSpace(v.MemorySeverity))
 	}
 	for _, f := range v.Findings {
 		if !noSeverity(f.Severity) {

@@ -22,11 +22,15 @@
 //     does not, and anything else (other JSON, free text) is a rejection
 //     whose text is the feedback.
 //
-// The severity is the payload's "severity", else the agent memory's
-// highest_severity ("N/A" and "none" count as no severity); the payload's
-// findings may carry severities of their own, which count too. When the
-// payload and the memory disagree on the status, the payload wins and the
-// disagreement is a contract gap.
+// Worst case wins (seed 003: "conflicts take the worst case"). When the
+// payload and the agent memory disagree on the status, the worse of the
+// two wins (ERROR over NEEDS_REVISION over DONE) and the disagreement is a
+// contract gap. The severity is the payload's "severity", else the agent
+// memory's highest_severity ("N/A" and "none" count as no severity); when
+// both state one and they differ, the memory's is kept as MemorySeverity
+// and counts too. The payload's findings may carry severities of their
+// own, which count as well: a review counts as the worst severity it
+// states anywhere.
 //
 // # Deciding
 //

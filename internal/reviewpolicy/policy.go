@@ -48,6 +48,11 @@ type Policy struct {
 	// default a rejection whose severity is below ReworkAt does not
 	// (seed 003's verification cluster: "any NEEDS_REVISION → rework").
 	ReworkOnReject bool `json:"rework_on_reject,omitempty"`
+	// Gate names gate reviewers (seed 003's V-Build): a gate reviewer
+	// without a usable review, or rejecting, or at or above ReworkAt,
+	// fails the phase on its own and the other reviews are skipped
+	// (RuleGate). Empty: no gate.
+	Gate []string `json:"gate,omitempty"`
 }
 
 // DefaultPolicy returns the policy of SPEC §10: severities Blocker, Major,
@@ -121,6 +126,11 @@ func (p Policy) Problems() []Problem {
 	}
 	if okRework && okFail && fail > rework {
 		add("fail_at", "%s is less severe than rework_at %s; fail_at must be at or above rework_at", p.FailAt, p.ReworkAt)
+	}
+	for i, g := range p.Gate {
+		if strings.TrimSpace(g) == "" {
+			add(fmt.Sprintf("gate[%d]", i), "an empty reviewer name is not allowed; name a reviewing agent")
+		}
 	}
 	if p.MinReviews < 0 {
 		add("min_reviews", "%d is not valid (use 0 for no minimum, or a positive number)", p.MinReviews)

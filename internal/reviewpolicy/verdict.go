@@ -14,8 +14,13 @@ type Verdict struct {
 	// Status is DONE (approve), NEEDS_REVISION (reject) or ERROR (the
 	// reviewer could not review). Judge always sets it.
 	Status memory.Status `json:"status"`
-	// Severity is the overall severity as stated (trimmed), "" when none.
+	// Severity is the overall severity as stated (trimmed), "" when none:
+	// the payload's, else the agent memory's.
 	Severity string `json:"severity,omitempty"`
+	// MemorySeverity is the agent memory's highest_severity when the
+	// payload states a different one of its own; "" otherwise. Decide
+	// counts it with the others, so the worst of payload and memory wins.
+	MemorySeverity string `json:"memory_severity,omitempty"`
 	// Findings are the payload's findings, when it listed any.
 	Findings []Finding `json:"findings,omitempty"`
 	// Feedback is the payload text for a verdict that does not approve:
@@ -99,10 +104,21 @@ func Judge(payload string, mem *memory.AgentMemory) Verdict {
 		case v.Status == "" && mem.Status.Valid():
 			v.Status, v.Basis, v.Reason = mem.Status, BasisMemory, "memory status "+string(mem.Status)
 		case v.Status != "" && mem.Status.Valid() && mem.Status != v.Status:
-			v.Gaps = append(v.Gaps, fmt.Sprintf("the payload says %s but the agent memory says %s; the payload wins", v.Status, mem.Status))
+			// Seed 003: conflicting signals take the worst case.
+			worse := v.Status
+			if statusOrder[mem.Status] > statusOrder[v.Status] {
+				worse = mem.Status
+				v.Basis, v.Reason = BasisMemory, "memory status "+string(mem.Status)+" (worse than the payload's "+string(v.Status)+")"
+			}
+			v.Gaps = append(v.Gaps, fmt.Sprintf("the payload says %s but the agent memory says %s; read as the worse, %s", v.Status, mem.Status, worse))
+			v.Status = worse
 		}
-		if noSeverity(v.Severity) && !noSeverity(mem.HighestSeverity) {
-			v.Severity = strings.TrimSpace(mem.HighestSeverity)
+		switch ms := strings.TrimSpace(mem.HighestSeverity); {
+		case noSeverity(ms):
+		case noSeverity(v.Severity):
+			v.Severity = ms
+		case !strings.EqualFold(ms, v.Severity):
+			v.MemorySeverity = ms
 		}
 	}
 	if v.Status == "" {

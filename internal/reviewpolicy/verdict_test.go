@@ -19,15 +19,16 @@ func TestJudge(t *testing.T) {
 		return &memory.AgentMemory{Status: st, HighestSeverity: sev}
 	}
 	tests := []struct {
-		name         string
-		payload      string
-		mem          *memory.AgentMemory
-		wantStatus   memory.Status
-		wantSeverity string
-		wantBasis    Basis
-		wantFindings []Finding
-		wantGaps     []string // substrings, one per gap
-		wantFeedback bool     // Feedback is the trimmed payload
+		name            string
+		payload         string
+		mem             *memory.AgentMemory
+		wantStatus      memory.Status
+		wantSeverity    string
+		wantMemSeverity string
+		wantBasis       Basis
+		wantFindings    []Finding
+		wantGaps        []string // substrings, one per gap
+		wantFeedback    bool     // Feedback is the trimmed payload
 	}{
 		// The legacy forms (the orchestrator's JudgeReview).
 		{name: "empty object approves", payload: "{}", wantStatus: done, wantBasis: BasisLegacy},
@@ -72,9 +73,16 @@ func TestJudge(t *testing.T) {
 		{name: "memory NEEDS_REVISION beats a legacy {}", payload: "{}", mem: mem(nr, "High"), wantStatus: nr, wantSeverity: "High", wantBasis: BasisMemory, wantFeedback: true},
 		{name: "memory ERROR", payload: "", mem: mem(errSt, ""), wantStatus: errSt, wantBasis: BasisMemory},
 		{name: "memory severity fills a payload without one", payload: `{"verdict":"reject"}`, mem: mem(nr, "Major"), wantStatus: nr, wantSeverity: "Major", wantBasis: BasisPayload, wantFeedback: true},
-		{name: "payload severity wins over memory", payload: `{"verdict":"reject","severity":"Minor"}`, mem: mem(nr, "Major"), wantStatus: nr, wantSeverity: "Minor", wantBasis: BasisPayload, wantFeedback: true},
-		{name: "payload status wins over memory, a gap", payload: `{"verdict":"approve"}`, mem: mem(nr, ""), wantStatus: done, wantBasis: BasisPayload,
-			wantGaps: []string{"the payload says DONE but the agent memory says NEEDS_REVISION; the payload wins"}},
+		{name: "payload and memory severities both kept", payload: `{"verdict":"reject","severity":"Minor"}`, mem: mem(nr, "Major"), wantStatus: nr, wantSeverity: "Minor", wantMemSeverity: "Major", wantBasis: BasisPayload, wantFeedback: true},
+		{name: "same severity in payload and memory is kept once", payload: `{"verdict":"reject","severity":"major"}`, mem: mem(nr, "Major"), wantStatus: nr, wantSeverity: "major", wantBasis: BasisPayload, wantFeedback: true},
+		{name: "memory NEEDS_REVISION beats payload approve, a gap", payload: `{"verdict":"approve"}`, mem: mem(nr, ""), wantStatus: nr, wantBasis: BasisMemory,
+			wantGaps: []string{"the payload says DONE but the agent memory says NEEDS_REVISION; read as the worse, NEEDS_REVISION"}, wantFeedback: true},
+		{name: "payload NEEDS_REVISION beats memory DONE, a gap", payload: `{"status":"NEEDS_REVISION"}`, mem: mem(done, "Minor"), wantStatus: nr, wantSeverity: "Minor", wantBasis: BasisPayload,
+			wantGaps: []string{"read as the worse, NEEDS_REVISION"}, wantFeedback: true},
+		{name: "memory ERROR beats payload DONE", payload: `{"status":"DONE","severity":"Minor"}`, mem: mem(errSt, "Blocker"), wantStatus: errSt, wantSeverity: "Minor", wantMemSeverity: "Blocker", wantBasis: BasisMemory,
+			wantGaps: []string{"read as the worse, ERROR"}, wantFeedback: true},
+		{name: "seed 003: DONE/Minor payload, NEEDS_REVISION/Blocker memory", payload: `{"status":"DONE","severity":"Minor"}`, mem: mem(nr, "Blocker"), wantStatus: nr, wantSeverity: "Minor", wantMemSeverity: "Blocker", wantBasis: BasisMemory,
+			wantGaps: []string{"read as the worse, NEEDS_REVISION"}, wantFeedback: true},
 		{name: "memory severity N/A is none", payload: "{}", mem: mem(done, "N/A"), wantStatus: done, wantBasis: BasisMemory},
 	}
 	for _, tt := range tests {
@@ -82,6 +90,9 @@ func TestJudge(t *testing.T) {
 			v := Judge(tt.payload, tt.mem)
 			if v.Status != tt.wantStatus || v.Severity != tt.wantSeverity || v.Basis != tt.wantBasis || v.Reason == "" {
 				t.Fatalf("Judge = %+v; want status %s severity %q basis %s and a reason", v, tt.wantStatus, tt.wantSeverity, tt.wantBasis)
+			}
+			if v.MemorySeverity != tt.wantMemSeverity {
+				t.Errorf("MemorySeverity = %q, want %q", v.MemorySeverity, tt.wantMemSeverity)
 			}
 			if v.Approves() != (tt.wantStatus == done) {
 				t.Errorf("Approves() = %v", v.Approves())

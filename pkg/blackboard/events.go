@@ -93,6 +93,10 @@ const (
 	// Memory and review policy (SPEC §10).
 	EventMemoryMerged   EventType = "memory_merged"
 	EventReviewDecision EventType = "review_decision"
+	// EventMemoryWarning: a tool's agent memory broke the contract and
+	// the cub repaired (action=repaired, cuts) or dropped (action=dropped)
+	// it; the result was stored and the work goes on (seed 003 NFR-4).
+	EventMemoryWarning EventType = "memory_warning"
 )
 
 // Event is one entry of the event stream: the audit log and the
