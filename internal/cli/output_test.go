@@ -209,6 +209,18 @@ func TestWorkflowProgressFollowsEvents(t *testing.T) {
 	if got := p.summary(now); strings.Contains(got, "retry") {
 		t.Errorf("a retry of a claim that ended is still shown: %q", got)
 	}
+	plan := blackboard.Event{Type: blackboard.EventArtefactCreated, WorkflowID: wf, ArtefactID: "3f2a9c1d-aaaa", Fields: map[string]string{"type": "Plan"}}
+	p.apply(plan, now)
+	gate := ev(blackboard.EventClaimCreated, "c4", "", map[string]string{"status": "pending_approval"})
+	gate.ArtefactID = "3f2a9c1d-aaaa"
+	p.apply(gate, now)
+	if got, want := p.summary(now), "awaiting approval of Plan 3f2a9c1d: sett approve 3f2a9c1d, or sett reject 3f2a9c1d --reason TEXT"; !strings.Contains(got, want) {
+		t.Errorf("awaiting approval: %q, want it to contain %q", got, want)
+	}
+	p.apply(ev(blackboard.EventClaimTransitioned, "c4", "", map[string]string{"to": "pending_consensus"}), now)
+	if got := p.summary(now); strings.Contains(got, "approval") {
+		t.Errorf("an approved artefact is still awaiting approval: %q", got)
+	}
 	p.apply(ev(blackboard.EventWorkflowCompleted, "", "", map[string]string{"status": "failed", "reason": "why"}), now)
 	if !p.ended || p.status != blackboard.WorkflowFailed || p.reason != "why" {
 		t.Errorf("after completion: ended %v status %q reason %q", p.ended, p.status, p.reason)
