@@ -314,8 +314,8 @@ func writeQueue(w io.Writer, style outputStyle, v *queueView) error {
 	} else {
 		t := newTable(w, style, "#", "CLAIM", "WORKFLOW", "PRIORITY", "STATUS", "WAITS FOR", "WAITING", "TARGET")
 		for _, c := range v.Claims {
-			t.row(cell{text: fmt.Sprint(c.Position)}, cell{text: shortID(c.ClaimID), colour: colourCyan},
-				cell{text: shortID(c.WorkflowID)}, cell{text: fmt.Sprint(c.Priority)}, cell{text: c.Status},
+			t.row(cell{text: fmt.Sprint(c.Position)}, cell{text: style.id(c.ClaimID), colour: colourCyan},
+				cell{text: style.id(c.WorkflowID)}, cell{text: fmt.Sprint(c.Priority)}, cell{text: c.Status},
 				cell{text: c.Reason}, cell{text: humanDuration(time.Duration(c.WaitingMs) * time.Millisecond)},
 				cell{text: ellipsis(c.Summary, 50)})
 		}
@@ -342,8 +342,8 @@ func writeQueue(w io.Writer, style outputStyle, v *queueView) error {
 		}
 		t := newTable(w, style, "  #", "CLAIM", "WORKFLOW", "PRIORITY", "GRANT")
 		for i, g := range q.Waiting {
-			t.row(cell{text: fmt.Sprintf("  %d", i+1)}, cell{text: shortID(g.ClaimID), colour: colourCyan},
-				cell{text: shortID(g.WorkflowID)}, cell{text: fmt.Sprint(g.Priority)}, cell{text: g.Grant})
+			t.row(cell{text: fmt.Sprintf("  %d", i+1)}, cell{text: style.id(g.ClaimID), colour: colourCyan},
+				cell{text: style.id(g.WorkflowID)}, cell{text: fmt.Sprint(g.Priority)}, cell{text: g.Grant})
 		}
 		if err := t.flush(); err != nil {
 			return err

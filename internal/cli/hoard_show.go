@@ -131,8 +131,11 @@ func showArtefact(ctx context.Context, w io.Writer, style outputStyle, bb *black
 	if err != nil {
 		return err
 	}
-	if format == "jsonl" {
+	switch format {
+	case "jsonl":
 		return writeJSON(w, v)
+	case "json":
+		return writeJSONIndent(w, v)
 	}
 	renderArtefactView(w, style, v)
 	return nil

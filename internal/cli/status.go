@@ -451,7 +451,7 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 			if len(a.Working) > 0 {
 				parts := make([]string, len(a.Working))
 				for i, wi := range a.Working {
-					parts[i] = fmt.Sprintf("%s on %s %s (claim %s)", wi.Grant, cmp.Or(wi.ArtefactType, "artefact"), shortID(wi.ArtefactID), shortID(wi.ClaimID))
+					parts[i] = fmt.Sprintf("%s on %s %s (claim %s)", wi.Grant, cmp.Or(wi.ArtefactType, "artefact"), style.id(wi.ArtefactID), style.id(wi.ClaimID))
 				}
 				work = strings.Join(parts, "; ")
 			}
