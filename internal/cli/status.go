@@ -322,6 +322,9 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	if warning != "" {
 		r.Warnings = append(r.Warnings, warning)
 	}
+	if w := configChangedWarning(rec); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	names := map[string]bool{}
 	for n := range registered {
 		names[n] = true
