@@ -256,7 +256,7 @@ func renderClaim(w io.Writer, style outputStyle, label string, c *blackboard.Cla
 		kv("termination", c.TerminationReason)
 	}
 	if c.CompletionReason != "" {
-		kv("completion", c.CompletionReason)
+		kv("completion", reasonForPeople(c.CompletionReason))
 	}
 	if g := grantsText(c); g != "" {
 		kv("granted", g)

@@ -245,3 +245,17 @@ func TestProgressLinePrintsOnlyChangesWithoutATerminal(t *testing.T) {
 		t.Errorf("progress output\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+// TestNoBidIsWordedAsTheEndOfAChain: the orchestrator's "dead end" for a
+// claim nobody bids on reads as what it usually is, the end of a chain.
+func TestNoBidIsWordedAsTheEndOfAChain(t *testing.T) {
+	ev := blackboard.Event{Type: blackboard.EventClaimCompleted, ClaimID: "c0ffee00-1111", Fields: map[string]string{"reason": "No agent bid (dead end)."}}
+	got := eventDetails(ev)
+	if strings.Contains(got, "dead end") || !strings.Contains(got, "end of the chain") {
+		t.Errorf("eventDetails = %q, want the end of the chain, not a dead end", got)
+	}
+	ev.Fields["reason"] = "All phases complete."
+	if got := eventDetails(ev); !strings.Contains(got, "All phases complete.") {
+		t.Errorf("eventDetails = %q, want other reasons unchanged", got)
+	}
+}
