@@ -186,9 +186,13 @@ command goes to redis-cli as it is:
   sett redis-cli --scan --pattern 'sett:demo:*' | head
   sett redis-cli HGETALL sett:demo:artefact:FULL-ID     (ids: sett hoard --full)
 
-Put sett's own flags (--name) before redis-cli's arguments.`,
+Put sett's own flags before the command name: sett --name demo redis-cli PING.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := takeSettFlags(cmd, args)
+			if err != nil {
+				return err
+			}
 			path, err := exec.LookPath("redis-cli")
 			if err != nil {
 				return errors.New("redis-cli is not installed: install it (Debian and Ubuntu: apt-get install redis-tools; macOS: brew install redis)")
@@ -212,7 +216,39 @@ Put sett's own flags (--name) before redis-cli's arguments.`,
 			return err
 		},
 	}
-	// Flags after the first argument are redis-cli's.
-	cmd.Flags().SetInterspersed(false)
+	// Every argument is redis-cli's (--scan, -n 2 ...): sett's own flags
+	// go before the command name (sett --name demo redis-cli ...).
+	cmd.DisableFlagParsing = true
 	return cmd
+}
+
+// takeSettFlags parses sett's own long flags (--name, --redis-url, --full,
+// --no-color, --timeout-op) at the front of args, where flag parsing
+// left them (it is off, so that every other argument reaches redis-cli as
+// it is), and returns the rest. -n stays redis-cli's (its database).
+func takeSettFlags(cmd *cobra.Command, args []string) ([]string, error) {
+	for len(args) > 0 {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[0], "--"), "=")
+		if !strings.HasPrefix(args[0], "--") || name == "" {
+			return args, nil
+		}
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || name == "help" {
+			return args, nil
+		}
+		args = args[1:]
+		if !hasValue {
+			if fl.Value.Type() == "bool" {
+				value = "true"
+			} else if len(args) > 0 {
+				value, args = args[0], args[1:]
+			} else {
+				return nil, usageError("--%s needs a value", name)
+			}
+		}
+		if err := cmd.Flags().Set(name, value); err != nil {
+			return nil, usageError("--%s %q: %v", name, value, err)
+		}
+	}
+	return args, nil
 }

@@ -74,8 +74,18 @@ func TestRedisCLIAnswersPong(t *testing.T) {
 	if out := e.mustRun(t, "redis-cli", "PING"); strings.TrimSpace(out) != "PONG" {
 		t.Errorf("redis-cli PING through sett.yml = %q, want PONG", out)
 	}
-	_, _, err = e.run(t, "redis-cli", "-e", "GET") // a wrong call: redis-cli's exit status comes back
-	if code := ExitCode(err); code == 0 {
-		t.Errorf("a failing redis-cli: exit %d, want its non-zero status", code)
+	// redis-cli's own flags pass through; with -e an error reply fails
+	// it, and its exit status comes back.
+	if out := e.mustRun(t, "redis-cli", "--no-raw", "-n", "0", "PING"); strings.TrimSpace(out) != "PONG" {
+		t.Errorf("redis-cli --no-raw -n 0 PING = %q, want PONG", out)
+	}
+	out, _, err := e.run(t, "redis-cli", "-e", "GET")
+	if code := ExitCode(err); code != 1 {
+		t.Errorf("redis-cli -e GET (an error reply): exit %d (%v), want redis-cli's 1\n%s", code, err, out)
+	}
+	name := e.env["SETT_INSTANCE"]
+	delete(e.env, "SETT_INSTANCE")
+	if out := e.mustRun(t, "--name", name, "redis-cli", "PING"); strings.TrimSpace(out) != "PONG" {
+		t.Errorf("sett --name X redis-cli PING = %q, want PONG", out)
 	}
 }
