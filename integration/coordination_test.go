@@ -171,7 +171,7 @@ func TestToolFailures(t *testing.T) {
 		want    []string // all must appear in the Failure payload
 	}{
 		{"non-zero exit", `echo "disk full" >&2; exit 3`, "", []string{"exit_nonzero", "exit status 3", "disk full"}},
-		{"not JSON", `echo "hello, I am not JSON"`, "", []string{"invalid_output", "not JSON", "hello, I am not JSON"}},
+		{"not JSON", `echo "hello, I am not JSON"`, "", []string{"unreadable_output", "not JSON", "hello, I am not JSON"}},
 		{"timeout", `exec sleep 30`, "timeout: 1s", []string{"timeout", "1s"}},
 		{"20 MB of output", `head -c 20000000 /dev/zero | tr '\0' x`, "", []string{"stdout_too_large", "4194304"}},
 	} {

@@ -261,3 +261,31 @@ func syncDir(dir string) error {
 
 // oneLine joins the lines of s with single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// SourceHandWritten is the Source of a learning a person wrote into
+// Agent_Memory.md by hand: HandWritten returns them.
+const SourceHandWritten = "hand_written"
+
+// HandWritten returns the learnings in text (Agent_Memory.md as tools
+// read it) that Sett did not record: the list items a person wrote, in
+// file order, each as a Learning with Source SourceHandWritten and the
+// line as Text. Lines that render a recorded learning, and the template,
+// are left out.
+func HandWritten(text string, recorded []blackboard.Learning) []blackboard.Learning {
+	known := make(map[string]bool, len(recorded))
+	for _, l := range recorded {
+		known[oneLine(RenderLine(l))] = true
+	}
+	var out []blackboard.Learning
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if len(t) < 3 || !strings.ContainsRune("-*+", rune(t[0])) || t[1] != ' ' {
+			continue // not a list item
+		}
+		if known[oneLine(t)] {
+			continue
+		}
+		out = append(out, blackboard.Learning{Source: SourceHandWritten, Text: strings.TrimSpace(t[2:])})
+	}
+	return out
+}

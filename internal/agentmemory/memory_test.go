@@ -203,3 +203,24 @@ func TestReplaceIfUnchangedSeesAHumanSave(t *testing.T) {
 		t.Fatalf("replaceIfUnchanged over a new file = %v, %v", ok, err)
 	}
 }
+
+func TestHandWritten(t *testing.T) {
+	rec := blackboard.Learning{AtMs: 1714560000000, ArtefactType: "Plan", Title: "Add login", Text: "name the tests"}
+	text := Template + RenderLine(rec) + "\n" +
+		"- Always run the linter before a commit.\n" +
+		"Some prose that is no list item.\n" +
+		"  * Prefer small pull requests\n"
+	got := HandWritten(text, []blackboard.Learning{rec})
+	want := []string{"Always run the linter before a commit.", "Prefer small pull requests"}
+	if len(got) != len(want) {
+		t.Fatalf("HandWritten = %+v, want %q", got, want)
+	}
+	for i, l := range got {
+		if l.Text != want[i] || l.Source != SourceHandWritten {
+			t.Errorf("learning %d = %+v, want %q from %s", i, l, want[i], SourceHandWritten)
+		}
+	}
+	if got := HandWritten(Render([]blackboard.Learning{rec}), []blackboard.Learning{rec}); len(got) != 0 {
+		t.Errorf("a file Sett wrote alone: %+v, want no hand-written learnings", got)
+	}
+}

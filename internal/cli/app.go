@@ -76,6 +76,7 @@ type App struct {
 	// dialled describes the external Redis Connect dialled ("" for a URL).
 	dialled   string
 	noColor   bool
+	fullIDs   bool
 	opTimeout time.Duration
 }
 

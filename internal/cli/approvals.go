@@ -92,8 +92,8 @@ func writeApprovalsTable(w io.Writer, style outputStyle, views []approvalView) e
 				expires.colour = colourYellow
 			}
 		}
-		t.row(cell{text: shortID(v.ArtefactID), colour: colourCyan}, cell{text: v.Type}, cell{text: fmt.Sprint(v.Version)},
-			cell{text: shortID(v.WorkflowID)}, cell{text: producer}, cell{text: ago(now, msTime(v.RequestedAtMs))},
+		t.row(cell{text: style.id(v.ArtefactID), colour: colourCyan}, cell{text: v.Type}, cell{text: fmt.Sprint(v.Version)},
+			cell{text: style.id(v.WorkflowID)}, cell{text: producer}, cell{text: ago(now, msTime(v.RequestedAtMs))},
 			expires, cell{text: ellipsis(v.Summary, 60)})
 	}
 	if err := t.flush(); err != nil {

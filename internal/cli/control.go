@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -148,6 +149,9 @@ type queueView struct {
 	Running int64                 `json:"running"`
 	Claims  []queuedClaim         `json:"claims"`
 	Agents  map[string]agentQueue `json:"agents"`
+	// Retries are the failed attempts whose retry waits for its backoff.
+	Retries []pendingRetryView `json:"pending_retries"`
+	now     time.Time
 }
 
 type queuedClaim struct {
@@ -264,6 +268,18 @@ func collectQueue(ctx context.Context, app *App, bb *blackboard.Client) (*queueV
 		}
 		v.Agents[a] = agentQueue{Held: held[a], Waiting: append([]blackboard.WaitingGrant{}, queues[a]...)}
 	}
+	active, err := bb.ActiveClaims(ctx)
+	if err != nil {
+		return nil, err
+	}
+	open, err := bb.GetClaims(ctx, active)
+	if err != nil {
+		return nil, err
+	}
+	v.now = now
+	if v.Retries, err = collectPendingRetries(ctx, bb, open, configuredAttempts(app.Workspace())); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -298,13 +314,19 @@ func writeQueue(w io.Writer, style outputStyle, v *queueView) error {
 	} else {
 		t := newTable(w, style, "#", "CLAIM", "WORKFLOW", "PRIORITY", "STATUS", "WAITS FOR", "WAITING", "TARGET")
 		for _, c := range v.Claims {
-			t.row(cell{text: fmt.Sprint(c.Position)}, cell{text: shortID(c.ClaimID), colour: colourCyan},
-				cell{text: shortID(c.WorkflowID)}, cell{text: fmt.Sprint(c.Priority)}, cell{text: c.Status},
+			t.row(cell{text: fmt.Sprint(c.Position)}, cell{text: style.id(c.ClaimID), colour: colourCyan},
+				cell{text: style.id(c.WorkflowID)}, cell{text: fmt.Sprint(c.Priority)}, cell{text: c.Status},
 				cell{text: c.Reason}, cell{text: humanDuration(time.Duration(c.WaitingMs) * time.Millisecond)},
 				cell{text: ellipsis(c.Summary, 50)})
 		}
 		if err := t.flush(); err != nil {
 			return err
+		}
+	}
+	if len(v.Retries) > 0 {
+		fmt.Fprintf(w, "\n%d retry(ies) wait for their backoff:\n", len(v.Retries))
+		for _, r := range v.Retries {
+			fmt.Fprintf(w, "  %s\n", termsafe.Line(r.text(v.now)))
 		}
 	}
 	names := make([]string, 0, len(v.Agents))
@@ -320,8 +342,8 @@ func writeQueue(w io.Writer, style outputStyle, v *queueView) error {
 		}
 		t := newTable(w, style, "  #", "CLAIM", "WORKFLOW", "PRIORITY", "GRANT")
 		for i, g := range q.Waiting {
-			t.row(cell{text: fmt.Sprintf("  %d", i+1)}, cell{text: shortID(g.ClaimID), colour: colourCyan},
-				cell{text: shortID(g.WorkflowID)}, cell{text: fmt.Sprint(g.Priority)}, cell{text: g.Grant})
+			t.row(cell{text: fmt.Sprintf("  %d", i+1)}, cell{text: style.id(g.ClaimID), colour: colourCyan},
+				cell{text: style.id(g.WorkflowID)}, cell{text: fmt.Sprint(g.Priority)}, cell{text: g.Grant})
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -50,11 +50,11 @@ func writeDeadLetters(w io.Writer, style outputStyle, r *errorsReport) {
 		concerns := "-"
 		switch {
 		case v.ClaimID != "":
-			concerns = "claim " + shortID(v.ClaimID)
+			concerns = "claim " + style.id(v.ClaimID)
 		case v.ArtefactID != "":
-			concerns = "artefact " + shortID(v.ArtefactID)
+			concerns = "artefact " + style.id(v.ArtefactID)
 		case v.WorkflowID != "":
-			concerns = "workflow " + shortID(v.WorkflowID)
+			concerns = "workflow " + style.id(v.WorkflowID)
 		case v.Agent != "":
 			concerns = "agent " + v.Agent
 		}

@@ -232,7 +232,7 @@ func writeErrors(w io.Writer, style outputStyle, r *errorsReport) {
 func writeFailedWorkflows(w io.Writer, style outputStyle, r *errorsReport) {
 	t := newTable(w, style, "  WORKFLOW", "SCORE", "ENDED", "GOAL", "REASON")
 	for _, f := range r.FailedWorkflows {
-		t.row(cell{text: "  " + shortID(f.WorkflowID)}, cell{text: fmt.Sprint(f.Score)}, cell{text: stamp(style.Now(), msTime(f.EndedAtMs))},
+		t.row(cell{text: "  " + style.id(f.WorkflowID)}, cell{text: fmt.Sprint(f.Score)}, cell{text: stamp(style.Now(), msTime(f.EndedAtMs))},
 			cell{text: ellipsis(oneLine(f.Goal), 40)}, cell{text: ellipsis(oneLine(f.Reason), 100), colour: colourRed})
 	}
 	_ = t.flush()
@@ -245,7 +245,7 @@ func writeFailedClaims(w io.Writer, style outputStyle, r *errorsReport) {
 		for _, a := range c.Agents {
 			agents = append(agents, fmt.Sprintf("%s (%d)", a.Agent, a.Attempts))
 		}
-		t.row(cell{text: "  " + shortID(c.ClaimID)}, cell{text: shortID(c.WorkflowID)}, cell{text: stamp(style.Now(), msTime(c.EndedAtMs))},
+		t.row(cell{text: "  " + style.id(c.ClaimID)}, cell{text: style.id(c.WorkflowID)}, cell{text: stamp(style.Now(), msTime(c.EndedAtMs))},
 			cell{text: strings.Join(agents, ", ")}, cell{text: ellipsis(oneLine(c.Reason), 100), colour: colourRed})
 	}
 	_ = t.flush()

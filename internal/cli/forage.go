@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -223,6 +224,26 @@ type forageResult struct {
 	FinalArtefacts []finalArtefact `json:"final_artefacts,omitempty"`
 }
 
+// tickEvery calls fn every d in its own goroutine until the returned stop
+// is called; stop returns once fn no longer runs.
+func tickEvery(d time.Duration, fn func()) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
 // finalArtefact is one leaf of a finished workflow.
 type finalArtefact struct {
 	ID             string `json:"id"`
@@ -261,11 +282,32 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 	defer cancel()
 	started := style.Now()
 	f := newEventFollower(bb, cmd.ErrOrStderr(), after)
+	var mu sync.Mutex // the progress, between the follower and the clock
+	stopClock := func() {}
+	if line != nil && line.tty {
+		// The line's clock and the retries' countdowns move without events.
+		stopClock = tickEvery(time.Second, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			line.update(progress)
+		})
+	}
 	err := f.follow(wctx, func(ev blackboard.Event) (bool, error) {
 		if ev.WorkflowID != wf {
 			return false, nil
 		}
-		progress.apply(ev)
+		var failure *blackboard.Artefact
+		if ev.Type == blackboard.EventRetryScheduled {
+			// The line shows why the attempt failed: the Failure's summary.
+			// Only for the display: a lookup that fails shows the retry alone.
+			failure, _ = bb.GetArtefact(wctx, ev.Field("failure_id"))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		progress.apply(ev, style.Now())
+		if failure != nil {
+			progress.noteFailure(failure.ID, failure.Summary)
+		}
 		if events != nil {
 			if err := events.render(ev); err != nil {
 				return true, err
@@ -276,6 +318,7 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 		}
 		return progress.ended, nil
 	})
+	stopClock()
 	if line != nil {
 		line.clear()
 	}

@@ -69,12 +69,12 @@ reviews marked approve/reject, failures highlighted.`,
 	f.StringVar(&o.until, "until", "", "only artefacts created until this duration ago or time")
 	f.IntVar(&o.limit, "limit", 20, "rows per page (1-1000)")
 	f.StringVar(&o.cursor, "cursor", "", "continue a listing where the previous page ended")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table, jsonl or tree")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table, json (one document), jsonl (one artefact a line) or tree")
 	return cmd
 }
 
 func runHoard(cmd *cobra.Command, app *App, o hoardOptions, args []string) error {
-	if err := checkFormat(o.format, "table", "jsonl", "tree"); err != nil {
+	if err := checkFormat(o.format, "table", "json", "jsonl", "tree"); err != nil {
 		return err
 	}
 	if err := checkGlob("type", o.typ); err != nil {
@@ -185,6 +185,16 @@ func listArtefacts(ctx context.Context, cmd *cobra.Command, style outputStyle, b
 		return err
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.format == "json" {
+		page := artefactPage{Artefacts: scan.Artefacts, Next: scan.Next, Truncated: scan.Truncated}
+		if page.Artefacts == nil {
+			page.Artefacts = []*blackboard.Artefact{}
+		}
+		if scan.Next != "" {
+			page.NextCommand = nextPageCommand(cmd, o, scan.Next)
+		}
+		return writeJSONIndent(out, page)
+	}
 	if o.format == "jsonl" {
 		for _, a := range scan.Artefacts {
 			if err := writeJSON(out, a); err != nil {
@@ -220,15 +230,30 @@ func listArtefacts(ctx context.Context, cmd *cobra.Command, style outputStyle, b
 	return nil
 }
 
+// artefactPage is one page of `sett hoard -o json`: the artefacts with
+// their full ids, and the cursor of the next page ("" on the last).
+type artefactPage struct {
+	Artefacts   []*blackboard.Artefact `json:"artefacts"`
+	Next        string                 `json:"next_cursor,omitempty"`
+	NextCommand string                 `json:"next_command,omitempty"`
+	// Truncated is true when a filtered scan stopped at its bound before
+	// filling the page.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
 // renderArtefactTable prints the listing columns; shorts maps ids to the
 // short ids to show (8 characters for ids it lacks).
 func renderArtefactTable(w io.Writer, style outputStyle, arts []*blackboard.Artefact, shorts map[string]string) {
 	now := style.Now()
-	t := newTable(w, style, "SHORT-ID", "AGE", "TYPE", "VERSION", "STRUCT", "PRODUCER", "WORKFLOW", "SUMMARY")
+	head := "SHORT-ID"
+	if style.full {
+		head = "ID"
+	}
+	t := newTable(w, style, head, "AGE", "TYPE", "VERSION", "STRUCT", "PRODUCER", "WORKFLOW", "SUMMARY")
 	for _, a := range arts {
 		short := shorts[a.ID]
-		if short == "" {
-			short = shortID(a.ID)
+		if short == "" || style.full {
+			short = style.id(a.ID)
 		}
 		t.row(
 			cell{text: short, colour: colourCyan},
@@ -237,7 +262,7 @@ func renderArtefactTable(w io.Writer, style outputStyle, arts []*blackboard.Arte
 			cell{text: "v" + strconv.Itoa(a.Version)},
 			cell{text: string(a.StructuralType), colour: structColour(a.StructuralType)},
 			cell{text: producer(a)},
-			cell{text: shortID(a.WorkflowID)},
+			cell{text: style.id(a.WorkflowID)},
 			cell{text: ellipsis(oneLine(a.Summary), 60)},
 		)
 	}

@@ -37,9 +37,9 @@ func showClaimInstead(ctx context.Context, w io.Writer, style outputStyle, bb *b
 		about = fmt.Sprintf("%s v%d %s", a.Type, a.Version, a.ID)
 	}
 	fmt.Fprintf(w, "%s is a claim, not an artefact: the claim on %s of workflow %s.\n",
-		shortID(c.ID), about, shortID(c.WorkflowID))
+		style.id(c.ID), about, style.id(c.WorkflowID))
 	renderClaim(w, style, "Claim", c)
 	fmt.Fprintf(w, "\n`sett hoard %s` shows the artefact; `sett hoard --workflow %s -o tree` the whole workflow.\n",
-		shortID(c.ArtefactID), shortID(c.WorkflowID))
+		style.id(c.ArtefactID), style.id(c.WorkflowID))
 	return true, nil
 }

@@ -131,8 +131,11 @@ func showArtefact(ctx context.Context, w io.Writer, style outputStyle, bb *black
 	if err != nil {
 		return err
 	}
-	if format == "jsonl" {
+	switch format {
+	case "jsonl":
 		return writeJSON(w, v)
+	case "json":
+		return writeJSONIndent(w, v)
 	}
 	renderArtefactView(w, style, v)
 	return nil
@@ -253,7 +256,7 @@ func renderClaim(w io.Writer, style outputStyle, label string, c *blackboard.Cla
 		kv("termination", c.TerminationReason)
 	}
 	if c.CompletionReason != "" {
-		kv("completion", c.CompletionReason)
+		kv("completion", reasonForPeople(c.CompletionReason))
 	}
 	if g := grantsText(c); g != "" {
 		kv("granted", g)

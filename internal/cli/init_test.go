@@ -132,9 +132,12 @@ func TestInitCodingTemplate(t *testing.T) {
 	if !strings.Contains(out, "sett approve PLAN") || !strings.Contains(out, "agents/README.md") {
 		t.Errorf("output:\n%s", out)
 	}
-	cfg, _, err := config.Load(filepath.Join(dir, "sett.yml"))
+	cfg, warnings, err := config.Load(filepath.Join(dir, "sett.yml"))
 	if err != nil {
 		t.Fatalf("the coding sett.yml does not load: %v", err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("the coding sett.yml warns on every `sett up`: %q", warnings)
 	}
 	want := map[string]string{
 		"planner":  "sett-agent-llm --template planner",

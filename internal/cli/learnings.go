@@ -16,9 +16,9 @@ func newLearningsCmd(app *App) *cobra.Command {
 		Use:   "learnings [-o text|json]",
 		Short: "Print what Sett learned from rejected work",
 		Long: `Print every learning recorded from a human rejection, oldest first, in the
-form of Agent_Memory.md (seed 000). Every tool receives them as
-memory.learnings. With a vault, Agent_Memory.md in the vault is what tools
-read — edit it there; this command prints the record Sett keeps in Redis.`,
+form of Agent_Memory.md, then the learnings written into Agent_Memory.md by
+hand (with a vault, that file is what tools receive as memory.learnings;
+edit it there). In -o json, a hand-written learning has source "hand_written".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(output, "text", "json"); err != nil {
@@ -33,21 +33,35 @@ read — edit it there; this command prints the record Sett keeps in Redis.`,
 			if err != nil {
 				return err
 			}
+			// What tools read (Agent_Memory.md with a vault) may hold
+			// learnings a person wrote by hand.
+			tm, err := bb.GetToolMemory(cmd.Context())
+			if err != nil {
+				return err
+			}
+			hand := agentmemory.HandWritten(tm.Learnings, ls)
 			out := cmd.OutOrStdout()
 			if output == "json" {
-				if ls == nil {
-					ls = []blackboard.Learning{}
-				}
-				return writeJSONIndent(out, ls)
+				all := append(append([]blackboard.Learning{}, ls...), hand...)
+				return writeJSONIndent(out, all)
 			}
-			if len(ls) == 0 {
-				fmt.Fprintln(out, "No learnings yet: they come from rejections (`sett reject ID --reason TEXT`, or the vault's Rejected/ folder).")
+			if len(ls) == 0 && len(hand) == 0 {
+				fmt.Fprintln(out, "No learnings yet: they come from rejections (`sett reject ID --reason TEXT`, or the vault's Rejected/ folder), or write them into the vault's Agent_Memory.md.")
 				return nil
 			}
 			for _, l := range ls {
 				fmt.Fprintln(out, oneLine(agentmemory.RenderLine(l)))
 			}
-			if w := agentmemory.Warning(len(ls)); w != "" {
+			if len(hand) > 0 {
+				if len(ls) > 0 {
+					fmt.Fprintln(out)
+				}
+				fmt.Fprintf(out, "Written by hand in %s:\n", agentmemory.FileName)
+				for _, l := range hand {
+					fmt.Fprintln(out, "- "+oneLine(l.Text))
+				}
+			}
+			if w := agentmemory.Warning(len(ls) + len(hand)); w != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.String(w))
 			}
 			return nil

@@ -40,8 +40,11 @@ func explainNoInstance(ctx context.Context, app *App, err error) error {
 				continue
 			}
 			if l.Status == "stopped" {
-				return &noInstanceError{fmt.Sprintf("instance %s (%s runtime, workspace %s) is stopped: `sett up%s` starts it again with its data",
-					l.Name, l.Runtime, l.Workspace, nameFlag(name))}
+				// The hint names the instance and its runtime: a bare
+				// `sett up` could start another, empty one on the default
+				// runtime.
+				return &noInstanceError{fmt.Sprintf("instance %s (%s runtime, workspace %s) is stopped: `sett up --name %s --runtime %s` starts it again with its data",
+					l.Name, l.Runtime, l.Workspace, l.Name, l.Runtime)}
 			}
 			return &noInstanceError{fmt.Sprintf("instance %s (%s runtime) is %s but has no record in %s: run the command in its workspace %s",
 				l.Name, l.Runtime, l.Status, ws, l.Workspace)}

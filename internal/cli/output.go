@@ -34,6 +34,8 @@ const (
 type outputStyle struct {
 	color bool
 	now   func() time.Time
+	// full shows ids whole (--full) instead of their first 8 characters.
+	full bool
 }
 
 // styleFor returns the style of app's output: colour only on a terminal,
@@ -42,6 +44,7 @@ func styleFor(app *App) outputStyle {
 	return outputStyle{
 		color: app.IsTTY && app.env("NO_COLOR") == "" && !app.noColor,
 		now:   app.Now,
+		full:  app.fullIDs,
 	}
 }
 
@@ -133,6 +136,14 @@ func ellipsis(s string, n int) string {
 
 // shortID is the 8-character form of an id that listings show and that
 // every command accepts back as a prefix.
+// id renders an id for a listing: whole with --full, else shortID.
+func (s outputStyle) id(id string) string {
+	if s.full {
+		return id
+	}
+	return shortID(id)
+}
+
 func shortID(id string) string {
 	if len(id) > 8 {
 		return id[:8]

@@ -187,14 +187,41 @@ func TestWorkflowProgressFollowsEvents(t *testing.T) {
 		{ev(blackboard.EventClaimTransitioned, "c1", "", map[string]string{"to": "terminated"}), "phase: rework · working: planner · iteration 1 · 2 artefact(s)"},
 		{ev(blackboard.EventClaimTransitioned, "c2", "", map[string]string{"to": "complete"}), "phase: between claims · working: none · iteration 1 · 2 artefact(s)"},
 		{blackboard.Event{Type: blackboard.EventArtefactCreated, WorkflowID: "other"}, "phase: between claims · working: none · iteration 1 · 2 artefact(s)"},
+		{ev(blackboard.EventClaimCreated, "c3", "", map[string]string{"status": "pending_exclusive"}), "phase: exclusive · working: none · iteration 1 · 2 artefact(s)"},
+		{ev(blackboard.EventRetryScheduled, "c3", "coder", map[string]string{"attempt": "1", "max_attempts": "5", "delay_ms": "57000", "failure_id": "f1"}),
+			"phase: exclusive · working: none · iteration 1 · 2 artefact(s) · coder: retry 2/5 in 57s"},
+		{ev(blackboard.EventRetryGranted, "c3", "coder", map[string]string{"attempt": "2", "max_attempts": "5"}),
+			"phase: exclusive · working: coder · iteration 1 · 2 artefact(s)"},
 	}
+	now := time.Unix(1000, 0)
 	for i, s := range steps {
-		p.apply(s.ev)
-		if got := p.summary(); got != s.want {
+		p.apply(s.ev, now)
+		if got := p.summary(now); got != s.want {
 			t.Errorf("step %d (%s): %q, want %q", i, s.ev.Type, got, s.want)
 		}
 	}
-	p.apply(ev(blackboard.EventWorkflowCompleted, "", "", map[string]string{"status": "failed", "reason": "why"}))
+	p.apply(ev(blackboard.EventRetryScheduled, "c3", "coder", map[string]string{"attempt": "2", "max_attempts": "5", "delay_ms": "300000", "failure_id": "f2"}), now)
+	p.noteFailure("f2", "exit_nonzero: exit status 1: connection refused")
+	if got, want := p.summary(now.Add(4*time.Minute)), "coder: retry 3/5 in 1m0s: exit_nonzero: exit status 1: connection refused"; !strings.HasSuffix(got, want) {
+		t.Errorf("pending retry: %q, want it to end with %q", got, want)
+	}
+	p.apply(ev(blackboard.EventClaimTransitioned, "c3", "", map[string]string{"to": "terminated"}), now)
+	if got := p.summary(now); strings.Contains(got, "retry") {
+		t.Errorf("a retry of a claim that ended is still shown: %q", got)
+	}
+	plan := blackboard.Event{Type: blackboard.EventArtefactCreated, WorkflowID: wf, ArtefactID: "3f2a9c1d-aaaa", Fields: map[string]string{"type": "Plan"}}
+	p.apply(plan, now)
+	gate := ev(blackboard.EventClaimCreated, "c4", "", map[string]string{"status": "pending_approval"})
+	gate.ArtefactID = "3f2a9c1d-aaaa"
+	p.apply(gate, now)
+	if got, want := p.summary(now), "awaiting approval of Plan 3f2a9c1d: sett approve 3f2a9c1d, or sett reject 3f2a9c1d --reason TEXT"; !strings.Contains(got, want) {
+		t.Errorf("awaiting approval: %q, want it to contain %q", got, want)
+	}
+	p.apply(ev(blackboard.EventClaimTransitioned, "c4", "", map[string]string{"to": "pending_consensus"}), now)
+	if got := p.summary(now); strings.Contains(got, "approval") {
+		t.Errorf("an approved artefact is still awaiting approval: %q", got)
+	}
+	p.apply(ev(blackboard.EventWorkflowCompleted, "", "", map[string]string{"status": "failed", "reason": "why"}), now)
 	if !p.ended || p.status != blackboard.WorkflowFailed || p.reason != "why" {
 		t.Errorf("after completion: ended %v status %q reason %q", p.ended, p.status, p.reason)
 	}
@@ -204,13 +231,31 @@ func TestProgressLinePrintsOnlyChangesWithoutATerminal(t *testing.T) {
 	var b bytes.Buffer
 	l := &progressLine{w: &b, style: outputStyle{now: func() time.Time { return time.Unix(100, 0) }}, start: time.Unix(88, 0)}
 	p := newWorkflowProgress("w")
+	now := time.Unix(100, 0)
 	l.update(p)
 	l.update(p)
-	p.apply(blackboard.Event{Type: blackboard.EventArtefactCreated, WorkflowID: "w"})
+	// A new artefact alone is no step of its own in a log.
+	p.apply(blackboard.Event{Type: blackboard.EventArtefactCreated, WorkflowID: "w"}, now)
+	l.update(p)
+	p.apply(blackboard.Event{Type: blackboard.EventClaimCreated, WorkflowID: "w", ClaimID: "c", Fields: map[string]string{"status": "pending_consensus"}}, now)
 	l.update(p)
 	want := "[12s] phase: starting · working: none · iteration 0 · 0 artefact(s)\n" +
-		"[12s] phase: starting · working: none · iteration 0 · 1 artefact(s)\n"
+		"[12s] phase: bidding · working: none · iteration 0 · 1 artefact(s)\n"
 	if b.String() != want {
 		t.Errorf("progress output\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestNoBidIsWordedAsTheEndOfAChain: the orchestrator's "dead end" for a
+// claim nobody bids on reads as what it usually is, the end of a chain.
+func TestNoBidIsWordedAsTheEndOfAChain(t *testing.T) {
+	ev := blackboard.Event{Type: blackboard.EventClaimCompleted, ClaimID: "c0ffee00-1111", Fields: map[string]string{"reason": "No agent bid (dead end)."}}
+	got := eventDetails(ev)
+	if strings.Contains(got, "dead end") || !strings.Contains(got, "end of the chain") {
+		t.Errorf("eventDetails = %q, want the end of the chain, not a dead end", got)
+	}
+	ev.Fields["reason"] = "All phases complete."
+	if got := eventDetails(ev); !strings.Contains(got, "All phases complete.") {
+		t.Errorf("eventDetails = %q, want other reasons unchanged", got)
 	}
 }

@@ -232,7 +232,7 @@ func eventDetails(ev blackboard.Event) string {
 		return fmt.Sprintf("%s iteration %s: rework of %s v%s", claim, f("iteration"), shortID(ev.ArtefactID), f("target_version"))
 	}
 	if r := f("reason"); r != "" && claim != "" {
-		return claim + ": " + r + restFields(ev, "reason")
+		return claim + ": " + reasonForPeople(r) + restFields(ev, "reason")
 	}
 	parts := []string{}
 	if claim != "" {
@@ -268,4 +268,18 @@ func restFields(ev blackboard.Event, skip ...string) string {
 		b.WriteString(" " + k + "=" + v)
 	}
 	return b.String()
+}
+
+// noBidReason is the orchestrator's completion reason for a claim no
+// agent bid on.
+const noBidReason = "No agent bid (dead end)."
+
+// reasonForPeople rewords a recorded reason where its words mislead: a
+// claim nobody bids on is usually the configured end of a chain (no
+// agent consumes the artefact's type), not an error.
+func reasonForPeople(r string) string {
+	if r == noBidReason {
+		return "end of the chain: no agent takes this artefact further (none consumes its type)"
+	}
+	return r
 }

@@ -32,11 +32,13 @@ type statusReport struct {
 	Queue     *queueReport   `json:"queue,omitempty"`
 	Workflows workflowReport `json:"workflows"`
 	// Running lists the highest-scored running workflows with their tokens.
-	Running  []runningWorkflow `json:"running_workflows"`
-	Tokens   *tokenReport      `json:"tokens,omitempty"`
-	Agents   []agentReport     `json:"agents"`
-	Claims   claimReport       `json:"claims"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Running []runningWorkflow `json:"running_workflows"`
+	Tokens  *tokenReport      `json:"tokens,omitempty"`
+	Agents  []agentReport     `json:"agents"`
+	Claims  claimReport       `json:"claims"`
+	// Retries are the failed attempts whose retry waits for its backoff.
+	Retries  []pendingRetryView `json:"pending_retries"`
+	Warnings []string           `json:"warnings,omitempty"`
 }
 
 // pauseReport says since when, by whom and why the instance is paused.
@@ -339,9 +341,15 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	if rec != nil && rec.Workspace != "" {
 		workspace = rec.Workspace
 	}
+	if r.Retries, err = collectPendingRetries(ctx, bb, claims, configuredAttempts(workspace)); err != nil {
+		return nil, err
+	}
 	roles, hbTTL, warning := configuredAgents(workspace)
 	if warning != "" {
 		r.Warnings = append(r.Warnings, warning)
+	}
+	if w := configChangedWarning(rec); w != "" {
+		r.Warnings = append(r.Warnings, w)
 	}
 	names := map[string]bool{}
 	for n := range registered {
@@ -371,6 +379,12 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 		role, isConf := roles[n]
 		if role == "" {
 			role = reg.Role
+		}
+		_, alive := live[n]
+		if roles != nil && !isConf && !alive && len(working[n]) == 0 {
+			// Removed from sett.yml and stopped: no longer part of the
+			// instance, however long its registration stays.
+			continue
 		}
 		a := agentReport{Name: n, Role: role, Configured: isConf, Registered: isReg, Queued: queued[n], Working: working[n]}
 		if a.Working == nil {
@@ -500,7 +514,7 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 			if len(a.Working) > 0 {
 				parts := make([]string, len(a.Working))
 				for i, wi := range a.Working {
-					parts[i] = fmt.Sprintf("%s on %s %s (claim %s)", wi.Grant, cmp.Or(wi.ArtefactType, "artefact"), shortID(wi.ArtefactID), shortID(wi.ClaimID))
+					parts[i] = fmt.Sprintf("%s on %s %s (claim %s)", wi.Grant, cmp.Or(wi.ArtefactType, "artefact"), style.id(wi.ArtefactID), style.id(wi.ClaimID))
 				}
 				work = strings.Join(parts, "; ")
 			}
@@ -510,6 +524,13 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 		_ = t.flush()
 	}
 
+	if len(r.Retries) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n", style.paint(colourYellow, fmt.Sprintf("%d retry(ies) wait for their backoff:", len(r.Retries))))
+		for _, rt := range r.Retries {
+			fmt.Fprintf(w, "  %s\n", termsafe.Line(rt.text(style.Now())))
+		}
+	}
 	if len(r.Claims.ByStatus) > 0 {
 		fmt.Fprintln(w)
 		t := newTable(w, style, "CLAIM STATUS", "COUNT")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -35,6 +36,16 @@ func newStatusFixture(t *testing.T) *statusFixture {
 			t.Fatal(err)
 		}
 	}
+	// retired was removed from sett.yml and has stopped: its
+	// registration stays, its heartbeat is gone.
+	if err := e.bb.RegisterAgent(ctx, blackboard.Registration{Name: "retired", Role: "retired", Consumer: "retired-1"}, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 10*time.Second, "retired's heartbeat to expire", func() bool {
+		live, err := e.bb.AgentLiveness(ctx, []string{"retired"})
+		_, alive := live["retired"]
+		return err == nil && !alive
+	})
 	if _, err := e.bb.AcquireLeadership(ctx, "orch-test", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +115,7 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("planner = %+v; want configured but never started", planner)
 	}
 	if len(r.Agents) != 3 {
-		t.Errorf("%d agents, want 3: %+v", len(r.Agents), r.Agents)
+		t.Errorf("%d agents, want 3 (not retired, removed from sett.yml and down): %+v", len(r.Agents), r.Agents)
 	}
 }
 

@@ -90,7 +90,7 @@ func writeRunning(w io.Writer, style outputStyle, r *statusReport) {
 		if len(wf.AgentTokens) > 0 {
 			tokens += " (" + agentTokensText(wf.AgentTokens) + ")"
 		}
-		t.row(cell{text: shortID(wf.WorkflowID)}, cell{text: fmt.Sprint(wf.Score)}, cell{text: stamp(style.Now(), msTime(wf.StartedAtMs))},
+		t.row(cell{text: style.id(wf.WorkflowID)}, cell{text: fmt.Sprint(wf.Score)}, cell{text: stamp(style.Now(), msTime(wf.StartedAtMs))},
 			cell{text: tokens}, cell{text: ellipsis(oneLine(wf.Goal), 50)})
 	}
 	_ = t.flush()

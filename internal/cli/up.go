@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -58,6 +61,7 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ws := app.Workspace()
 	cfgPath := resolveConfigPath(configFlag, app.env("SETT_CONFIG"), app.Dir, ws)
+	cfgSum := fileSHA256(cfgPath) // before the load: a later edit then shows as a change
 	cfg, warnings, err := config.Load(cfgPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no configuration at %s: run `sett init` to create one, or pass --config", cfgPath)
@@ -104,6 +108,7 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	if err != nil {
 		return err
 	}
+	rec.ConfigPath, rec.ConfigSHA256 = cfgPath, cfgSum
 	if err := instance.Save(rec); err != nil {
 		// Without its record no later command could find or stop the
 		// instance: take it down again rather than leave it running.
@@ -112,6 +117,36 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	}
 	printUpSummary(cmd, rec, cfg)
 	return nil
+}
+
+// fileSHA256 is the hex SHA-256 of the file at path, "" when it cannot
+// be read.
+func fileSHA256(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// configChangedWarning says that rec's sett.yml changed since `sett up`
+// read it, and how to apply the change; "" when it did not (or the record
+// predates the check).
+func configChangedWarning(rec *instance.Record) string {
+	if rec == nil || rec.ConfigSHA256 == "" || rec.ConfigPath == "" {
+		return ""
+	}
+	now := fileSHA256(rec.ConfigPath)
+	if now == rec.ConfigSHA256 {
+		return ""
+	}
+	what := "changed"
+	if now == "" {
+		what = "is gone (or unreadable)"
+	}
+	return fmt.Sprintf("%s %s since `sett up` started instance %s at %s: the running instance still uses the configuration it read then; apply the new one with `sett down --name %s` and `sett up --name %s --runtime %s`",
+		rec.ConfigPath, what, rec.Name, rec.CreatedAt.Local().Format("2006-01-02 15:04"), rec.Name, rec.Name, rec.Runtime)
 }
 
 // resolveConfigPath returns the sett.yml `sett up` reads: the flag, else

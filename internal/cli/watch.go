@@ -67,7 +67,7 @@ event it showed.`,
 	f.StringVar(&o.agent, "agent", "", "only events about this agent")
 	f.StringVar(&o.workflow, "workflow", "", "only events of this workflow (id or unique prefix)")
 	f.StringVar(&o.event, "event", "", "only events whose name matches this glob")
-	f.StringVarP(&o.format, "output", "o", "text", "output format: text or jsonl")
+	f.StringVarP(&o.format, "output", "o", "text", "output format: text, or json (also jsonl: one JSON event a line)")
 	f.BoolVar(&o.exitOnCompletion, "exit-on-completion", false, "exit when the workflow completes (without --workflow: when the next workflow completes)")
 	f.BoolVar(&o.relative, "relative", false, "show times relative to now (\"3s ago\") instead of clock times")
 	return cmd
@@ -93,8 +93,12 @@ func (w watchFilter) match(ev blackboard.Event) bool {
 }
 
 func runWatch(cmd *cobra.Command, app *App, o watchOptions) error {
-	if err := checkFormat(o.format, "text", "jsonl"); err != nil {
+	if err := checkFormat(o.format, "text", "json", "jsonl"); err != nil {
 		return err
+	}
+	if o.format == "json" {
+		// A stream has no end to close a document with: one event a line.
+		o.format = "jsonl"
 	}
 	if err := checkGlob("type", o.typ); err != nil {
 		return err

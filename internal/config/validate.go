@@ -228,7 +228,8 @@ func (c *Config) Warnings() []string {
 	c.clusterWarnings(warn)
 	for _, name := range c.AgentNames() {
 		a := c.Agents[name]
-		if a.BiddingStrategy == BidIgnore && len(a.BidScript) == 0 {
+		// The learner gets learn claims without bidding.
+		if a.BiddingStrategy == BidIgnore && len(a.BidScript) == 0 && name != c.Orchestrator.Learner {
 			warn("agents."+name+".bidding_strategy",
 				"agent %q bids ignore and has no bid_script, so it never gets any work", name)
 		}

@@ -216,6 +216,7 @@ func TestWarnings(t *testing.T) {
 			want: []string{`sett.yml:5: agents.writer.bidding_strategy: agent "writer" bids ignore and has no bid_script, so it never gets any work`},
 		},
 		{name: "ignore with a bid script", data: withLines(`    bidding_strategy: ignore`, `    bid_script: [decide]`), want: nil},
+		{name: "the learner never bids", data: withLines(`    bidding_strategy: ignore`, `orchestrator: {learner: writer}`), want: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/retrypolicy"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/internal/writeretry"
@@ -229,12 +230,24 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		if rep, err := tool.ParseOutput(res.Stdout, tool.ClaimTypeFeedback, 0); err == nil && rep.Error != "" {
 			f.detail = res.Detail + ": " + rep.Error
 			f.retryable, f.usage = rep.Retryable, rep.Usage
+		} else if line := lastLine(res.StderrTail); line != "" && res.Failure != tool.FailureStartFailed {
+			// The summary is what listings show: the tool's last word on
+			// stderr is usually the reason ("exit status 1: connection
+			// refused").
+			f.detail = res.Detail + ": " + line
 		}
 		return w.failure(view, g, f, tool.FailureReport(res, w.set.Command))
 	}
 	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
 	if err != nil {
-		return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode},
+		kind := string(retrypolicy.KindInvalidOutput)
+		var oe *tool.OutputError
+		if errors.As(err, &oe) && oe.Field == "" {
+			// Not one JSON object at all: the tool is broken, and the
+			// retry policy fails it at once.
+			kind = string(retrypolicy.KindUnreadableOutput)
+		}
+		return w.failure(view, g, failureInfo{kind: kind, detail: err.Error(), exitCode: res.ExitCode},
 			tool.FailureReport(res, w.set.Command))
 	}
 	if u := out.Usage; u != nil && w.set.MaxTokensPerClaim > 0 && u.InputTokens+u.OutputTokens > w.set.MaxTokensPerClaim {
@@ -311,6 +324,16 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		}
 	}
 	return a
+}
+
+// lastLine returns the last non-empty line of a stream's tail, made
+// valid UTF-8 and cut to 160 bytes; "" when there is none.
+func lastLine(tail []byte) string {
+	text := strings.TrimRight(strings.ToValidUTF8(string(tail), "\uFFFD"), " \t\r\n")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	return truncate(strings.TrimSpace(text), 160)
 }
 
 // failureInfo is what a Failure artefact records about a failed run.

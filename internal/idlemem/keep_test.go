@@ -77,7 +77,10 @@ type releaserFixture struct {
 	cpu      atomic.Int64 // nanoseconds of process CPU time so far
 	releases atomic.Int32
 	rewarms  atomic.Int32
-	judged   int // periods ended so far
+	// reads counts the releaser's readings of the CPU meter: one as the
+	// baseline after each release, one at the end of each period.
+	reads  atomic.Int32
+	judged int // periods ended so far
 }
 
 // startReleaser starts a releaser with the given period and returns once
@@ -94,10 +97,13 @@ func startReleaser(t *testing.T, period, releaseCost time.Duration) *releaserFix
 			f.releases.Add(1)
 			return Stats{Segments: 2}, nil
 		},
-		cpuTime: func() (time.Duration, error) { return time.Duration(f.cpu.Load()), nil },
-		ticks:   f.ticks,
-		period:  period,
-		log:     zerolog.New(f.log).Level(zerolog.DebugLevel),
+		cpuTime: func() (time.Duration, error) {
+			f.reads.Add(1)
+			return time.Duration(f.cpu.Load()), nil
+		},
+		ticks:  f.ticks,
+		period: period,
+		log:    zerolog.New(f.log).Level(zerolog.DebugLevel),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -107,14 +113,23 @@ func startReleaser(t *testing.T, period, releaseCost time.Duration) *releaserFix
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	eventually.True(t, 10*time.Second, "the start-up release", func() bool { return f.releases.Load() == 1 })
+	f.awaitBaseline(1)
 	return f
+}
+
+// awaitBaseline waits until the releaser has read the CPU meter want
+// times in all, so that the CPU time the test adds next falls into the
+// coming period and not into the baseline the releaser measures it from.
+func (f *releaserFixture) awaitBaseline(want int32) {
+	f.t.Helper()
+	eventually.True(f.t, 10*time.Second, "the releaser's CPU baseline", func() bool { return f.reads.Load() == want })
 }
 
 // endPeriod ends a period in which the daemon used cpu, waits until the
 // releaser logged its judgement of it, and reports whether it released.
 func (f *releaserFixture) endPeriod(cpu time.Duration) bool {
 	f.t.Helper()
-	before := f.releases.Load()
+	before, reads := f.releases.Load(), f.reads.Load()
 	f.cpu.Add(int64(cpu))
 	f.ticks <- time.Now()
 	f.judged++
@@ -122,7 +137,14 @@ func (f *releaserFixture) endPeriod(cpu time.Duration) bool {
 		out := f.log.String()
 		return strings.Count(out, `"idle memory released"`)+strings.Count(out, `"memory release skipped: busy"`) == f.judged
 	})
-	return f.releases.Load() > before
+	released := f.releases.Load() > before
+	// The period's end is one reading; a release takes a new baseline.
+	if released {
+		f.awaitBaseline(reads + 2)
+	} else {
+		f.awaitBaseline(reads + 1)
+	}
+	return released
 }
 
 func TestKeepReleasesAgainOnlyAfterAnIdlePeriod(t *testing.T) {

@@ -51,6 +51,12 @@ type Record struct {
 	// SupervisorPID is the local runtime's supervisor process.
 	SupervisorPID int                  `json:"supervisor_pid,omitempty"`
 	Components    map[string]Component `json:"components,omitempty"`
+	// ConfigPath is the sett.yml `sett up` started the instance from, and
+	// ConfigSHA256 the hex SHA-256 of its bytes then: `sett status` warns
+	// when the file changed since (a change needs `sett down` and `sett
+	// up`). Empty in records of earlier versions.
+	ConfigPath   string `json:"config_path,omitempty"`
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
 }
 
 // SettDir is the workspace's legacy private directory. Earlier versions

@@ -27,7 +27,12 @@
 //     statement by the operator; it wins over the tool's retryable: true,
 //     because failing fast is the safe side of a contradiction);
 //  3. the tool answered "retryable": true → transient;
-//  4. by kind: exit_nonzero, signaled (a crash, an OOM kill), timeout,
+//  4. by kind: exit_nonzero with exit code 126 or 127 (a shell that
+//     could not run a command: not executable, not found) → permanent;
+//     unreadable_output (stdout is not one JSON object: prose, nothing,
+//     several values) → permanent, because a tool that answers so is
+//     broken, and failing on the first run tells its author at once;
+//     exit_nonzero otherwise, signaled (a crash, an OOM kill), timeout,
 //     lost_lease, tool_error (the tool reported an error without saying
 //     whether it is retryable) → transient, as SPEC §8 lists them;
 //     invalid_output and stdout_too_large → transient, because a tool is

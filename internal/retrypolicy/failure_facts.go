@@ -18,6 +18,10 @@ const (
 	// KindInvalidOutput: the tool exited 0 but its output broke the
 	// contract (not JSON, a missing field, an invalid memory).
 	KindInvalidOutput FailureKind = "invalid_output"
+	// KindUnreadableOutput: the tool exited 0 but its stdout is not one
+	// JSON object at all (prose, nothing, several values): a tool that
+	// answers so is broken, not unlucky.
+	KindUnreadableOutput FailureKind = "unreadable_output"
 	// KindToolError: the tool answered {"error": ...}.
 	KindToolError FailureKind = "tool_error"
 	// KindLostLease: the cub lost its lease on the grant (it died or hung).
@@ -27,7 +31,7 @@ const (
 // AllFailureKinds lists every failure kind.
 func AllFailureKinds() []FailureKind {
 	return []FailureKind{KindExitNonzero, KindSignaled, KindTimeout, KindStartFailed, KindStdoutTooLarge,
-		KindCanceled, KindInvalidOutput, KindToolError, KindLostLease}
+		KindCanceled, KindInvalidOutput, KindToolError, KindLostLease, KindUnreadableOutput}
 }
 
 // Valid reports whether k is one of AllFailureKinds.

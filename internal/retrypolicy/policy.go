@@ -7,6 +7,14 @@ import (
 	"time"
 )
 
+// Exit codes that POSIX shells use when a command cannot be run: a tool
+// that is a shell (sh -c, a wrapper script) exits so when what it runs is
+// not executable or not found, which no delay fixes.
+const (
+	ExitCannotExecute = 126
+	ExitNotFound      = 127
+)
+
 // Defaults (SPEC §8, seed 001 FR6.2 and FR6.3; SPEC §10 for reviewers).
 const (
 	DefaultMaxAttempts  = 5
@@ -94,11 +102,18 @@ func (p Policy) Classify(f FailureFacts) (transient bool, why string) {
 		return true, "the tool answered retryable: true"
 	}
 	switch f.Kind {
+	case KindExitNonzero:
+		if f.ExitCode == ExitCannotExecute || f.ExitCode == ExitNotFound {
+			return false, fmt.Sprintf("exit code %d is permanent (the shell could not run a command: not executable or not found)", f.ExitCode)
+		}
+		return true, string(f.Kind) + " is transient"
+	case KindUnreadableOutput:
+		return false, "unreadable_output is permanent (the tool printed no JSON object; fix the tool)"
 	case KindStartFailed:
 		return false, "start_failed is permanent (the program cannot be started; fix the command)"
 	case KindCanceled:
 		return false, "canceled is permanent (the run was stopped on purpose)"
-	case KindExitNonzero, KindSignaled, KindTimeout, KindLostLease, KindToolError, KindInvalidOutput, KindStdoutTooLarge:
+	case KindSignaled, KindTimeout, KindLostLease, KindToolError, KindInvalidOutput, KindStdoutTooLarge:
 		return true, string(f.Kind) + " is transient"
 	}
 	return true, fmt.Sprintf("unknown failure kind %q is treated as transient", f.Kind)

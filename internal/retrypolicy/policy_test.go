@@ -93,6 +93,11 @@ func TestClassify(t *testing.T) {
 		{name: "listed exit code", f: FailureFacts{Kind: KindExitNonzero, ExitCode: 64}, transient: false, why: "exit code 64 is in permanent_exit_codes"},
 		{name: "listed exit code beats retryable true", f: FailureFacts{Kind: KindToolError, ExitCode: 2, Retryable: &yes}, transient: false, why: "exit code 2"},
 		{name: "unlisted exit code", f: FailureFacts{Kind: KindExitNonzero, ExitCode: 3}, transient: true},
+		{name: "shell: not executable", f: FailureFacts{Kind: KindExitNonzero, ExitCode: 126}, transient: false, why: "exit code 126 is permanent"},
+		{name: "shell: not found", f: FailureFacts{Kind: KindExitNonzero, ExitCode: 127}, transient: false, why: "exit code 127 is permanent"},
+		{name: "126 from a tool's error answer stays the tool's", f: FailureFacts{Kind: KindToolError, ExitCode: 126}, transient: true},
+		{name: "unreadable output", f: FailureFacts{Kind: KindUnreadableOutput}, transient: false, why: "unreadable_output is permanent"},
+		{name: "unreadable output, retryable true", f: FailureFacts{Kind: KindUnreadableOutput, Retryable: &yes}, transient: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,6 +211,7 @@ func TestFailureKindValid(t *testing.T) {
 	}{
 		{name: "lost lease", k: KindLostLease, want: true},
 		{name: "invalid output", k: KindInvalidOutput, want: true},
+		{name: "unreadable output", k: KindUnreadableOutput, want: true},
 		{name: "unknown", k: "oops", want: false},
 	}
 	for _, tt := range tests {

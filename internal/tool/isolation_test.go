@@ -293,3 +293,52 @@ func TestSandboxedToolStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("failure %q, stdout %q: want a timeout that the tool saw as SIGTERM", r.Failure, r.Stdout)
 	}
 }
+
+// A sandbox that cannot start the tool is a start failure with the
+// helper's reason, while a sandboxed tool that exits 125 itself (docker
+// run does) stays the tool's own exit.
+func TestSandboxStartFailureIsNamed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("needs root for namespaces; TestSandboxStartFailureLine checks the parsing")
+		return
+	}
+	ws := t.TempDir()
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "echo '{}'"}, Dir: ws,
+		Env:     []string{"PATH=/usr/bin:/bin"},
+		Sandbox: &Sandbox{HelperPath: os.Args[0], ReadOnly: []string{filepath.Join(ws, "gone")}}})
+	if r.Failure != FailureStartFailed || !strings.Contains(r.Detail, "the sandbox could not start the tool: bind ") {
+		t.Fatalf("Run() failure = %q (%s), want start_failed with the helper's reason", r.Failure, r.Detail)
+	}
+	r = runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "echo 'sett sandbox: no' >&2; echo later >&2; exit 125"},
+		Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &Sandbox{HelperPath: os.Args[0]}})
+	if r.Failure != FailureExitNonzero || r.ExitCode != 125 {
+		t.Fatalf("Run() failure = %q (%s), exit %d; want the tool's own exit_nonzero 125", r.Failure, r.Detail, r.ExitCode)
+	}
+}
+
+func TestSandboxStartFailureLine(t *testing.T) {
+	sb := &Sandbox{}
+	tests := []struct {
+		name   string
+		sb     *Sandbox
+		code   int
+		stderr string
+		want   string
+	}{
+		{name: "the helper's reason", sb: sb, code: 125, stderr: "sett sandbox: cannot start x: permission denied\n",
+			want: "the sandbox could not start the tool: cannot start x: permission denied"},
+		{name: "the tool's own 125", sb: sb, code: 125, stderr: "docker: error\n"},
+		{name: "the reason must end stderr", sb: sb, code: 125, stderr: "sett sandbox: x\nmore\n"},
+		{name: "another exit code", sb: sb, code: 1, stderr: "sett sandbox: x\n"},
+		{name: "no sandbox", code: 125, stderr: "sett sandbox: x\n"},
+		{name: "empty stderr", sb: sb, code: 125},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := sandboxStartFailure(tt.sb, tt.code, []byte(tt.stderr))
+			if got != tt.want || ok != (tt.want != "") {
+				t.Fatalf("sandboxStartFailure = %q, %v; want %q", got, ok, tt.want)
+			}
+		})
+	}
+}

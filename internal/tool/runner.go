@@ -176,6 +176,11 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		res.Detail = "cannot start: " + err.Error()
 		return res
 	}
+	if err := checkProgram(path, s.Dir); err != nil {
+		res.Failure = FailureStartFailed
+		res.Detail = err.Error()
+		return res
+	}
 
 	maxStdout, maxStderr := s.MaxStdout, s.MaxStderr
 	if maxStdout <= 0 {
@@ -311,6 +316,10 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		if sig, ok := exitSignal(exitErr.ProcessState); ok {
 			res.Failure = FailureSignaled
 			res.Detail = "terminated by " + sig
+		} else if why, ok := sandboxStartFailure(s.Sandbox, res.ExitCode, res.StderrTail); ok {
+			// The helper, not the tool, exited: the tool never ran.
+			res.Failure = FailureStartFailed
+			res.Detail = why
 		} else {
 			res.Failure = FailureExitNonzero
 			res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)

@@ -262,6 +262,10 @@ func TestRunCanceledBeforeStart(t *testing.T) {
 func TestRunStartFailure(t *testing.T) {
 	notExec := filepath.Join(t.TempDir(), "tool.sh")
 	writeFile(t, notExec, 0o644)
+	badInterp := filepath.Join(t.TempDir(), "tool.py")
+	if err := os.WriteFile(badInterp, []byte("#!/nonexistent/python3 -u\nprint('{}')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name       string
 		mutate     func(*Spec)
@@ -275,12 +279,34 @@ func TestRunStartFailure(t *testing.T) {
 		{
 			name:       "missing binary by path",
 			mutate:     func(s *Spec) { s.Command = []string{"/nonexistent/tool"} },
-			wantDetail: "cannot start /nonexistent/tool",
+			wantDetail: "no such file or directory: /nonexistent/tool does not exist",
 		},
 		{
 			name:       "not executable",
 			mutate:     func(s *Spec) { s.Command = []string{notExec} },
 			wantDetail: "permission denied",
+		},
+		{
+			name: "not executable, relative to the workspace",
+			mutate: func(s *Spec) {
+				s.Dir, s.Command = filepath.Dir(notExec), []string{"./tool.sh"}
+			},
+			wantDetail: "permission denied: ./tool.sh is not executable (chmod +x ./tool.sh)",
+		},
+		{
+			name:       "missing script in the workspace",
+			mutate:     func(s *Spec) { s.Command = []string{"agents/hello/hello.sh"} },
+			wantDetail: "no such file or directory: agents/hello/hello.sh does not exist in ",
+		},
+		{
+			name:       "bad interpreter",
+			mutate:     func(s *Spec) { s.Command = []string{badInterp} },
+			wantDetail: "bad interpreter: " + badInterp + " starts with #!/nonexistent/python3, which does not exist here",
+		},
+		{
+			name:       "a directory",
+			mutate:     func(s *Spec) { s.Command = []string{filepath.Dir(notExec)} },
+			wantDetail: "is a directory, not a program",
 		},
 		{
 			name:       "working directory missing",

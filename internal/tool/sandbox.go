@@ -1,9 +1,36 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"os/exec"
+	"strings"
 )
+
+// sandboxFailExit is the sandbox helper's exit status when it could not
+// set up the sandbox or start the tool; its reason is then the last line
+// of stderr, after sandboxFailPrefix.
+const (
+	sandboxFailExit   = 125
+	sandboxFailPrefix = "sett sandbox: "
+)
+
+// sandboxStartFailure reports whether a sandboxed run's exit status and
+// stderr are the helper's own failure (the tool never ran), and its
+// reason. A tool that exits 125 itself (docker run does) is not mistaken
+// for one: the helper's reason line must end stderr.
+func sandboxStartFailure(sb *Sandbox, exitCode int, stderrTail []byte) (string, bool) {
+	if sb == nil || exitCode != sandboxFailExit {
+		return "", false
+	}
+	lines := bytes.Split(bytes.TrimRight(stderrTail, "\n"), []byte("\n"))
+	last := string(lines[len(lines)-1])
+	why, ok := strings.CutPrefix(last, sandboxFailPrefix)
+	if !ok {
+		return "", false
+	}
+	return "the sandbox could not start the tool: " + why, true
+}
 
 // SandboxArg is the first argument that makes the cub binary act as the
 // sandbox helper (see Sandbox) instead of a cub; cmd/cub dispatches on it.

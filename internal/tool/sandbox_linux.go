@@ -75,8 +75,8 @@ func SandboxMain(args []string) int {
 	// The tool gets a parent-death signal: keep the thread that starts it.
 	goruntime.LockOSThread()
 	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "sett sandbox:", err)
-		return 125
+		fmt.Fprint(os.Stderr, sandboxFailPrefix, err, "\n")
+		return sandboxFailExit
 	}
 	if len(args) != 1 {
 		return fail(errors.New("want one argument, the request"))
