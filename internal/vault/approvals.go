@@ -339,16 +339,18 @@ func (b *Bridge) noteInFile(f *vaultFile, cause error, status string) error {
 		d.Set("approval_status", status)
 	}
 	marker := "> **Sett:** "
-	var kept []string
-	for _, l := range strings.Split(d.Body, "\n") {
-		if !strings.HasPrefix(l, marker) {
-			kept = append(kept, l)
+	d.EditBody(func(body string) string {
+		var kept []string
+		for _, l := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(l, marker) {
+				kept = append(kept, l)
+			}
 		}
-	}
-	d.Body = marker + msg + "\n\n" + strings.TrimLeft(strings.Join(kept, "\n"), "\n")
+		return marker + mdText(msg) + "\n\n" + strings.TrimLeft(strings.Join(kept, "\n"), "\n")
+	})
 	b.log.Warn().Str("file", b.rel(f.Path)).Str("reason", msg).Msg("vault decision refused; noted in the file")
 	b.note("refused the decision in " + b.rel(f.Path) + ": " + oneLine(msg, 120))
-	return writeAtomic(f.Path, d.Render())
+	return updateDoc(f.Path, d)
 }
 
 // sectionText returns the text under "## <title>" up to the next heading

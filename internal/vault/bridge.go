@@ -32,6 +32,12 @@ type Options struct {
 	MaxFileBytes int64
 	// Weights score task priorities (orchestrator.priority).
 	Weights priority.Weights
+	// Settle is how long a task file must stay unchanged (size and
+	// modification time) before it is read; zero reads it at once.
+	Settle time.Duration
+	// Cooldown is the least time between two task starts; zero means
+	// none.
+	Cooldown time.Duration
 }
 
 // minPassGap spaces full passes woken by blackboard events: a busy
@@ -62,6 +68,20 @@ type Bridge struct {
 	state    *vaultState
 	lastDash string
 	warned   int
+
+	settle    *settler
+	waiting   waitingTasks
+	lastStart time.Time
+	// wake is the earliest time a pass is due for a reason no event
+	// announces (a file settling, the cooldown ending); zero for none.
+	wake time.Time
+}
+
+// wakeAt asks for a pass at t (the earliest asked wins).
+func (b *Bridge) wakeAt(t time.Time) {
+	if b.wake.IsZero() || t.Before(b.wake) {
+		b.wake = t
+	}
 }
 
 // NewBridge returns a bridge for opt.Path writing through bb.
@@ -73,7 +93,8 @@ func NewBridge(bb *blackboard.Client, opt Options, log zerolog.Logger) *Bridge {
 		opt.MaxFileBytes = 1 << 20
 	}
 	return &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
-		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{}}
+		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{},
+		settle: newSettler(opt.Settle)}
 }
 
 // Path returns the vault folder.
@@ -109,14 +130,33 @@ func (b *Bridge) Run(ctx context.Context) error {
 	tick := time.NewTicker(b.opt.RescanInterval)
 	defer tick.Stop()
 	for {
+		b.wake = time.Time{}
 		if err := b.Sync(ctx); err != nil && ctx.Err() == nil {
 			b.log.Warn().Err(err).Msg("vault pass failed; retrying on the next change or rescan")
+		}
+		// A file settling or a cooldown ending has no event of its own:
+		// a timer brings the pass that admits it.
+		var due <-chan time.Time
+		var dueTimer *time.Timer
+		if !b.wake.IsZero() {
+			d := b.wake.Sub(b.NowFunc())
+			if d < minPassGap {
+				d = minPassGap
+			}
+			dueTimer = time.NewTimer(d)
+			due = dueTimer.C
+		}
+		stopDue := func() {
+			if dueTimer != nil {
+				dueTimer.Stop()
+			}
 		}
 		gap := time.NewTimer(minPassGap)
 		fileEvent := false
 		select {
 		case <-ctx.Done():
 			gap.Stop()
+			stopDue()
 			return nil
 		case <-gap.C:
 		case <-wakeFS:
@@ -124,15 +164,19 @@ func (b *Bridge) Run(ctx context.Context) error {
 			fileEvent = true
 		}
 		if fileEvent {
+			stopDue()
 			continue
 		}
 		select {
 		case <-ctx.Done():
+			stopDue()
 			return nil
 		case <-wake:
 		case <-wakeFS:
 		case <-tick.C:
+		case <-due:
 		}
+		stopDue()
 	}
 }
 

@@ -75,7 +75,7 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 			running = append(running, runningTask{File: name, WorkflowID: wfID, State: state})
 			if f.Doc.Get("state") != state {
 				f.Doc.Set("state", state)
-				if err := writeAtomic(p, f.Doc.Render()); err != nil {
+				if err := updateDoc(p, f.Doc); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -137,24 +137,8 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(d.Body, "\n## Outcome\n") {
-		var s strings.Builder
-		s.WriteString(strings.TrimRight(d.Body, "\n"))
-		fmt.Fprintf(&s, "\n\n## Outcome\n\n%s", string(wf.Status))
-		if wf.Outcome != "" {
-			fmt.Fprintf(&s, ": %s", wf.Outcome)
-		}
-		s.WriteString("\n")
-		for _, a := range finals {
-			fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", a.Type, a.Version, short(a.ID))
-			p := a.Payload
-			if len(p) > maxOutcomePayload {
-				p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
-			}
-			s.WriteString(fence(p))
-		}
-		d.Body = s.String()
-	}
+	outcome := renderOutcome(wf, finals)
+	d.EditBody(func(body string) string { return withOutcome(body, outcome) })
 	target := Done
 	if wf.Status == blackboard.WorkflowFailed || wf.Status == blackboard.WorkflowCancelled {
 		target = Failed
@@ -214,4 +198,45 @@ func (b *Bridge) finalArtefacts(ctx context.Context, workflowID string) ([]*blac
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// outcomeHeading starts the section Sett writes into a finished task
+// file; a retried task's section is replaced, never appended twice.
+const outcomeHeading = "## Outcome"
+
+// renderOutcome is the Outcome section of a finished workflow.
+func renderOutcome(wf *blackboard.Workflow, finals []*blackboard.Artefact) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s\n\n%s", outcomeHeading, string(wf.Status))
+	if wf.Outcome != "" {
+		fmt.Fprintf(&s, ": %s", mdText(wf.Outcome))
+	}
+	s.WriteString("\n")
+	for _, a := range finals {
+		fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", mdText(a.Type), a.Version, short(a.ID))
+		p := a.Payload
+		if len(p) > maxOutcomePayload {
+			p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
+		}
+		s.WriteString(fence(p))
+	}
+	return s.String()
+}
+
+// withOutcome returns body with its Outcome section (Sett's, the last
+// "## Outcome" heading to the end) replaced by outcome.
+func withOutcome(body, outcome string) string {
+	return strings.TrimRight(withoutOutcome(body), "\n") + "\n\n" + outcome
+}
+
+// withoutOutcome returns body without Sett's Outcome section: the task
+// as the person wrote it.
+func withoutOutcome(body string) string {
+	if i := strings.LastIndex(body, "\n"+outcomeHeading+"\n"); i >= 0 {
+		return body[:i+1]
+	}
+	if strings.HasPrefix(body, outcomeHeading+"\n") {
+		return ""
+	}
+	return body
 }
