@@ -73,6 +73,17 @@ func (b *Bridge) ingest(ctx context.Context) error {
 		delete(b.refused, p)
 		tasks = append(tasks, t)
 	}
+	// Subfolders are not read (a note in one would otherwise wait
+	// silently forever): each is listed on the dashboard with what to do.
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				p := filepath.Join(dir, e.Name())
+				present[p] = true
+				b.refuse(p, "a folder: Sett reads only task files placed directly in Needs_Action/, not in subfolders; move the notes out of it to start them")
+			}
+		}
+	}
 	b.settle.keepOnly(present)
 	b.waiting = waitingTasks{Ready: len(tasks), Settling: settling}
 	for p := range b.refused {
@@ -182,7 +193,10 @@ func (b *Bridge) admit(ctx context.Context, t *task, now time.Time) error {
 	if !doc.Has("started_at") {
 		doc.Set("started_at", now.UTC().Format(time.RFC3339))
 	}
-	_, err = moveDoc(t.File.Path, filepath.Join(b.opt.Path, InProgress), t.File.Name, doc, "workflow_id")
+	to, err := moveDoc(t.File.Path, filepath.Join(b.opt.Path, InProgress), t.File.Name, doc, "workflow_id")
+	if err == nil {
+		b.wrote(to)
+	}
 	return err
 }
 

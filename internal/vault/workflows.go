@@ -61,6 +61,7 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 			continue
 		}
 		delete(b.refused, p)
+		b.noticeEdit(p, f)
 		wf, err := b.bb.GetWorkflow(ctx, wfID)
 		if errors.Is(err, blackboard.ErrNotFound) {
 			b.refuse(p, "its workflow "+short(wfID)+" is not on the blackboard (was Redis reset?): move the file back to Needs_Action/ to start it again")
@@ -77,6 +78,8 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 				f.Doc.Set("state", state)
 				if err := updateDoc(p, f.Doc); err != nil {
 					errs = append(errs, err)
+				} else {
+					b.wrote(p)
 				}
 			}
 			continue
@@ -147,7 +150,8 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 		return err
 	}
 	b.log.Info().Str("file", f.Name).Str("workflow_id", wf.ID).Str("outcome", string(wf.Status)).Str("folder", target).Msg("finished task moved")
-	b.note(fmt.Sprintf("task %s ended %s → %s/", f.Name, wf.Status, target))
+	b.note(fmt.Sprintf("task %s ended %s → %s/", mdText(f.Name), mdText(string(wf.Status)), target))
+	delete(b.ours, f.Path)
 	return nil
 }
 
@@ -239,4 +243,26 @@ func withoutOutcome(body string) string {
 		return ""
 	}
 	return body
+}
+
+// wrote remembers the stamp of a task file Sett just wrote, so that a
+// later change is known to be the person's.
+func (b *Bridge) wrote(path string) {
+	if st, err := statStamp(path); err == nil {
+		b.ours[path] = st
+	}
+}
+
+// noticeEdit notes on the dashboard, once per save, that a person edited
+// an in-flight task file: their text is kept (Sett's updates merge into
+// it), and the running workflow keeps the text it started with.
+func (b *Bridge) noticeEdit(path string, f *vaultFile) {
+	st := stampOf(f.Info)
+	prev, ok := b.ours[path]
+	b.ours[path] = st
+	if !ok || prev == st {
+		return
+	}
+	b.log.Info().Str("file", b.rel(path)).Msg("in-flight task file edited by a person; kept")
+	b.note("your edit of " + mdText(b.rel(path)) + " is kept; the running workflow goes on with the text it started with (a new task file starts a new one)")
 }
