@@ -674,3 +674,33 @@ func TestVaultPeopleWritingInPlace(t *testing.T) {
 		t.Errorf("left in Needs_Action/: %v", left)
 	}
 }
+
+// TestVaultRetryShows: while a task's tool waits for a retry, its task
+// file says so (attempt, next_retry_at, last_error) and the Dashboard
+// lists it; when the retry succeeds the file ends in Done/ without a
+// pending retry.
+func TestVaultRetryShows(t *testing.T) {
+	t.Parallel()
+	worker := `["sh", "-c", "n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; if [ $n -le 1 ]; then echo disk full >&2; exit 1; fi; exec sett-writer --type Note"]`
+	cfg := `version: "1.0"
+orchestrator: {bid_timeout: 2s, lease_ttl: 3s}
+vault: {path: vault, rescan_interval: 1s, settle: 300ms}
+agents:
+  worker: {command: ` + worker + `, bidding_strategy: exclusive, consumes: ["GoalDefined"], retry: {max_attempts: 3, backoff: [5s]}}
+`
+	s := stacktest.New(t, cfg)
+	s.Up("worker")
+	waitVaultFile(t, s, "Dashboard.md", nil)
+	drop(t, s, "flaky.md", "Write a note.\n")
+	_, d := waitVaultFile(t, s, "In_Progress/flaky.md", func(d *vault.Doc) bool { return d.Get("state") == vault.StateRetrying })
+	if d.Get("attempt") != "2" || d.Get("next_retry_at") == "" || d.Get("last_error") == "" {
+		t.Errorf("retrying task file: %v", d.Map())
+	}
+	s.Eventually(wait, "the dashboard listing the retry", func() bool {
+		return strings.Contains(readVault(t, s, "Dashboard.md"), "retrying (attempt 2")
+	})
+	_, done := waitVaultFile(t, s, "Done/flaky.md", nil)
+	if done.Get("outcome") != "completed" || done.Has("next_retry_at") || done.Get("attempt") != "2" {
+		t.Errorf("finished task file: %v", done.Map())
+	}
+}

@@ -22,6 +22,7 @@ const (
 	StateFailed           = "failed"
 	StateRejected         = "rejected"
 	StateCancelled        = "cancelled"
+	StateRetrying         = "retrying"
 )
 
 // ingest turns the task files of Needs_Action/ into goals, highest

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,9 +74,21 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 		}
 		state := stateOf(wf.Status, awaiting[wfID], paused)
 		if wf.Status == blackboard.WorkflowRunning {
-			running = append(running, runningTask{File: name, WorkflowID: wfID, State: state})
+			rt, err := b.retryOf(ctx, wfID)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			label := state
+			if rt != nil && state == StateRunning {
+				state = StateRetrying
+				label = fmt.Sprintf("retrying (attempt %d, next at %s): %s", rt.attempt, msTime(rt.dueMs), rt.lastError)
+			}
+			running = append(running, runningTask{File: name, WorkflowID: wfID, State: label})
+			setRetry(f.Doc, rt)
 			if f.Doc.Get("state") != state {
 				f.Doc.Set("state", state)
+			}
+			if f.Doc.Changed() {
 				if err := updateDoc(p, f.Doc); err != nil {
 					errs = append(errs, err)
 				} else {
@@ -124,6 +137,7 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	}
 	d.Set("state", state)
 	d.Set("outcome", string(wf.Status))
+	setRetry(d, nil)
 	if wf.Outcome != "" {
 		d.Set("reason", oneLine(wf.Outcome, 1000))
 	}
@@ -265,4 +279,63 @@ func (b *Bridge) noticeEdit(path string, f *vaultFile) {
 	}
 	b.log.Info().Str("file", b.rel(path)).Msg("in-flight task file edited by a person; kept")
 	b.note("your edit of " + mdText(b.rel(path)) + " is kept; the running workflow goes on with the text it started with (a new task file starts a new one)")
+}
+
+// retrying is a workflow waiting for a retry of a failed tool run.
+type retrying struct {
+	attempt   int
+	dueMs     int64
+	lastError string
+}
+
+// retryOf returns where the workflow's retries stand when one of its
+// claims waits for a retry (nil otherwise).
+func (b *Bridge) retryOf(ctx context.Context, workflowID string) (*retrying, error) {
+	ids, err := b.bb.WorkflowClaims(ctx, workflowID)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	cls, err := b.bb.GetClaims(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out *retrying
+	for _, cl := range cls {
+		if cl == nil {
+			continue
+		}
+		for _, r := range cl.Retries {
+			if r.DueMs <= 0 || r.Final || (out != nil && out.dueMs <= r.DueMs) {
+				continue
+			}
+			out = &retrying{attempt: r.Failed + 1, dueMs: r.DueMs}
+			if r.FailureID != "" {
+				if a, err := b.bb.GetArtefact(ctx, r.FailureID); err == nil {
+					out.lastError = oneLine(firstOf(a.Summary, a.Payload), 300)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// setRetry writes (or, with nil, clears) the retry keys of a task file:
+// attempt, next_retry_at, last_error. A finished task keeps attempt and
+// last_error as its history.
+func setRetry(d *Doc, r *retrying) {
+	if r == nil {
+		if d.Has("next_retry_at") {
+			d.Delete("next_retry_at")
+		}
+		return
+	}
+	if d.Get("attempt") != strconv.Itoa(r.attempt) {
+		d.Set("attempt", strconv.Itoa(r.attempt))
+	}
+	if next := msTime(r.dueMs); d.Get("next_retry_at") != next {
+		d.Set("next_retry_at", next)
+	}
+	if r.lastError != "" && d.Get("last_error") != r.lastError {
+		d.Set("last_error", r.lastError)
+	}
 }
