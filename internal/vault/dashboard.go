@@ -43,7 +43,7 @@ func RenderDashboard(d DashboardData) string {
 	s.WriteString("# Sett dashboard\n\n")
 	s.WriteString("<!-- Written by Sett from the blackboard; edits are overwritten. `sett vault rebuild` regenerates it. -->\n\n")
 	if !d.Updated.IsZero() {
-		fmt.Fprintf(&s, "Updated at %s. Sett rewrites this file at least every rescan interval while the instance runs: "+
+		fmt.Fprintf(&s, "Updated at %s. Sett rewrites this file at least once per vault.rescan_interval while the instance runs: "+
 			"an older time means the orchestrator is down (check with `sett status`), and what follows may be stale.\n\n", d.Updated.UTC().Format(time.RFC3339))
 	} else {
 		s.WriteString("Not updated yet: the orchestrator has not run with this vault (start it with `sett up`).\n\n")
@@ -160,7 +160,9 @@ func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalReq
 	// a live dashboard from a stopped instance's.
 	now := b.NowFunc()
 	text := RenderDashboard(d)
-	if text == b.lastDash && now.Sub(b.lastDashAt) < b.opt.RescanInterval {
+	// Half the interval: the rescan tick that refreshes it comes a
+	// little less than one interval after a write made by a later pass.
+	if text == b.lastDash && now.Sub(b.lastDashAt) < b.opt.RescanInterval/2 {
 		return nil
 	}
 	d.Updated = now
