@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -16,8 +17,12 @@ import (
 )
 
 // vaultConfig is approvalConfig with a vault in the workspace's vault/
-// folder; vaultExtra is added to the vault block.
+// folder; vaultExtra is added to the vault block (settle 300ms unless it
+// sets one).
 func vaultConfig(approvals, vaultExtra string) string {
+	if !strings.Contains(vaultExtra, "settle:") {
+		vaultExtra += "  settle: 300ms\n"
+	}
 	return approvalConfig(approvals, "", "") + `
 vault:
   path: vault
@@ -369,7 +374,7 @@ func TestVaultRefusedFiles(t *testing.T) {
 		for n, why := range reasons {
 			line := ""
 			for _, l := range strings.Split(dash, "\n") {
-				if strings.Contains(l, "Needs_Action/"+n+"`") {
+				if strings.Contains(l, `Needs\_Action/`+n+":") {
 					line = l
 				}
 			}
@@ -584,4 +589,118 @@ func TestVaultMaxConcurrentTasks(t *testing.T) {
 	moveTo(t, s, p, vault.Approved)
 	waitVaultFile(t, s, "Done/first.md", nil)
 	waitVaultFile(t, s, "In_Progress/second.md", nil)
+}
+
+// TestVaultPeopleWritingInPlace writes task files the way people do,
+// with no rename into Needs_Action/: an editor's autosaves (an empty
+// file, part of the text, the whole text, then the rename to its
+// title), a copy in two chunks with a pause, and an edit of the task
+// file while its workflow runs. Each ends in exactly one workflow with
+// the full text, and no file of the person's gets shorter.
+func TestVaultPeopleWritingInPlace(t *testing.T) {
+	t.Parallel()
+	// A settle period well above the copy's pause below, so that a busy
+	// machine does not stretch the pause past it.
+	s := stacktest.New(t, vaultConfig("", "  settle: 3s\n"))
+	s.Up("planner", "coder")
+	ctx := context.Background()
+	waitVaultFile(t, s, "Dashboard.md", nil)
+	na := filepath.Join(s.Dir, "vault", vault.NeedsAction)
+	write := func(p, text string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	untitled := filepath.Join(na, "Untitled.md")
+	full := "---\npriority: high\n---\nAdd a /health endpoint and document it.\n"
+	write(untitled, "")
+	write(untitled, "Add a /he")
+	write(untitled, full)
+	if err := os.Rename(untitled, filepath.Join(na, "Health endpoint.md")); err != nil {
+		t.Fatalf("the editor's rename failed: %v", err)
+	}
+	_, h := waitVaultFile(t, s, "In_Progress/Health endpoint.md", nil)
+
+	report := filepath.Join(na, "report.md")
+	write(report, "---\nsubject: Report\n---\nWrite the report with three sections:\n")
+	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The copy's pause is shorter than the settle period.
+	time.Sleep(200 * time.Millisecond)
+	if _, err := f.WriteString("1. revenue\n2. costs\n3. outlook\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rpath, r := waitVaultFile(t, s, "In_Progress/report.md", nil)
+
+	// The person adds a line to the running task; Sett's state updates
+	// keep it, and no second workflow starts.
+	data, err := os.ReadFile(rpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "3. outlook", "3. outlook\n4. risks (added while it ran)", 1)
+	write(rpath, edited)
+	for _, c := range []struct {
+		doc  *vault.Doc
+		text string
+	}{
+		{h, "Add a /health endpoint and document it."},
+		{r, "3. outlook"},
+	} {
+		g, err := s.BB.GetArtefact(ctx, c.doc.Get("workflow_id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(g.Payload, c.text) {
+			t.Errorf("goal %q lacks %q", g.Payload, c.text)
+		}
+	}
+	s.Eventually(wait, "the dashboard noting the edit", func() bool {
+		return strings.Contains(readVault(t, s, "Dashboard.md"), "your edit of In\\_Progress/report.md is kept")
+	})
+	if got := readVault(t, s, filepath.Join(vault.InProgress, "report.md")); !strings.Contains(got, "4. risks (added while it ran)") {
+		t.Errorf("the person's edit is gone:\n%s", got)
+	}
+	if ids, err := s.BB.ListWorkflows(ctx, 100); err != nil || len(ids) != 2 {
+		t.Errorf("workflows %v (%v), want exactly two", ids, err)
+	}
+	if left, _ := os.ReadDir(na); len(left) != 0 {
+		t.Errorf("left in Needs_Action/: %v", left)
+	}
+}
+
+// TestVaultRetryShows: while a task's tool waits for a retry, its task
+// file says so (attempt, next_retry_at, last_error) and the Dashboard
+// lists it; when the retry succeeds the file ends in Done/ without a
+// pending retry.
+func TestVaultRetryShows(t *testing.T) {
+	t.Parallel()
+	worker := `["sh", "-c", "n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; if [ $n -le 1 ]; then echo disk full >&2; exit 1; fi; exec sett-writer --type Note"]`
+	cfg := `version: "1.0"
+orchestrator: {bid_timeout: 2s, lease_ttl: 3s}
+vault: {path: vault, rescan_interval: 1s, settle: 300ms}
+agents:
+  worker: {command: ` + worker + `, bidding_strategy: exclusive, consumes: ["GoalDefined"], retry: {max_attempts: 3, backoff: [5s]}}
+`
+	s := stacktest.New(t, cfg)
+	s.Up("worker")
+	waitVaultFile(t, s, "Dashboard.md", nil)
+	drop(t, s, "flaky.md", "Write a note.\n")
+	_, d := waitVaultFile(t, s, "In_Progress/flaky.md", func(d *vault.Doc) bool { return d.Get("state") == vault.StateRetrying })
+	if d.Get("attempt") != "2" || d.Get("next_retry_at") == "" || d.Get("last_error") == "" {
+		t.Errorf("retrying task file: %v", d.Map())
+	}
+	s.Eventually(wait, "the dashboard listing the retry", func() bool {
+		return strings.Contains(readVault(t, s, "Dashboard.md"), "retrying (attempt 2")
+	})
+	_, done := waitVaultFile(t, s, "Done/flaky.md", nil)
+	if done.Get("outcome") != "completed" || done.Has("next_retry_at") || done.Get("attempt") != "2" {
+		t.Errorf("finished task file: %v", done.Map())
+	}
 }

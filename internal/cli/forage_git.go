@@ -84,10 +84,16 @@ func initFile(dir, rel string) bool {
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if l := strings.TrimSpace(line); l != "" && l != scaffold.GitignoreEntry {
-			return false
+	lines := strings.Split(string(b), "\n")
+	for i, line := range lines {
+		l := strings.TrimSpace(line)
+		if l == "" || l == scaffold.GitignoreEntry || l == scaffold.VaultIgnoreComment {
+			continue
 		}
+		if i > 0 && strings.TrimSpace(lines[i-1]) == scaffold.VaultIgnoreComment {
+			continue // the vault entry `sett init --vault` wrote
+		}
+		return false
 	}
 	return true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/scaffold"
 	"github.com/settdev/sett/internal/vault"
 )
 
@@ -102,6 +103,15 @@ func initVault(out io.Writer, dir, path string, written []string) error {
 	}
 	if err := scaffoldVault(out, abs); err != nil {
 		return err
+	}
+	if rel, err := filepath.Rel(dir, abs); err == nil {
+		added, err := scaffold.EnsureVaultIgnored(dir, rel)
+		if err != nil {
+			return err
+		}
+		if added {
+			fmt.Fprintf(out, "Added /%s/ to .gitignore: Sett keeps rewriting the vault, which must not make the workspace dirty.\n", filepath.ToSlash(rel))
+		}
 	}
 	for _, w := range written {
 		if filepath.Base(w) == config.DefaultFilename {

@@ -10,6 +10,7 @@ const (
 	DefaultVaultRescanInterval    = Duration(30 * time.Second)
 	DefaultVaultMaxConcurrentTask = 2
 	DefaultVaultMaxFileBytes      = 1 * MiB
+	DefaultVaultSettle            = Duration(2 * time.Second)
 )
 
 // VaultConfig is the optional Obsidian-style vault (SPEC §9): a folder of
@@ -36,6 +37,16 @@ type VaultConfig struct {
 	// a larger one is refused and listed on Dashboard.md. Default 1MiB;
 	// must be at least 1KiB.
 	MaxFileBytes ByteSize `yaml:"max_file_bytes"`
+
+	// Settle is how long a task file in Needs_Action/ must stay unchanged
+	// (size and modification time) before Sett reads it, so that a note
+	// still being typed or copied is not taken half-written. Default 2s;
+	// 0 reads a file as soon as it is seen.
+	Settle Duration `yaml:"settle"`
+
+	// Cooldown is the least time between two task starts from the vault
+	// (seed 001's pacing). Default 0: no cooldown.
+	Cooldown Duration `yaml:"cooldown"`
 }
 
 // Enabled reports whether a vault is configured.
@@ -61,12 +72,19 @@ func (v *VaultConfig) applyDefaults(c *Config) {
 	setDefault(c, &v.RescanInterval, DefaultVaultRescanInterval, "vault.rescan_interval")
 	setDefault(c, &v.MaxConcurrentTasks, DefaultVaultMaxConcurrentTask, "vault.max_concurrent_tasks")
 	setDefault(c, &v.MaxFileBytes, DefaultVaultMaxFileBytes, "vault.max_file_bytes")
+	setDefault(c, &v.Settle, DefaultVaultSettle, "vault.settle")
 }
 
 func (v *VaultConfig) validate(val *validator) {
 	positiveDuration(val, "vault.rescan_interval", v.RescanInterval)
 	if v.MaxConcurrentTasks < 0 {
 		val.addf("vault.max_concurrent_tasks", "%d is not valid (use a positive number, or 0 for no limit)", v.MaxConcurrentTasks)
+	}
+	if v.Settle < 0 {
+		val.addf("vault.settle", "%s is negative (use e.g. 2s, or 0 to read files at once)", v.Settle)
+	}
+	if v.Cooldown < 0 {
+		val.addf("vault.cooldown", "%s is negative (use e.g. 30s, or 0 for none)", v.Cooldown)
 	}
 	if v.MaxFileBytes < 1*KiB {
 		val.addf("vault.max_file_bytes", "%s is too small (use at least 1KiB)", v.MaxFileBytes)

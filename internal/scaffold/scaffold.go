@@ -164,3 +164,47 @@ func EnsureGitignore(dir string) (bool, error) {
 	}
 	return true, nil
 }
+
+// VaultIgnoreComment is the line EnsureVaultIgnored writes above a
+// vault's .gitignore entry; `sett forage` knows such an entry as init's.
+const VaultIgnoreComment = "# Sett vault: Sett rewrites Dashboard.md and moves task files (sett init --vault)"
+
+// EnsureVaultIgnored adds the vault folder rel (relative to dir, with
+// forward slashes) to dir/.gitignore as "/rel/", under
+// VaultIgnoreComment, unless a line already names it. A vault inside a
+// Git workspace would otherwise make the tree dirty whenever Sett
+// updates it, and `sett forage` refuses a dirty tree. It reports
+// whether it changed the file.
+func EnsureVaultIgnored(dir, rel string) (bool, error) {
+	rel = strings.Trim(filepath.ToSlash(rel), "/")
+	if rel == "" || rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
+		return false, nil // not inside the workspace
+	}
+	p := filepath.Join(dir, ".gitignore")
+	b, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("scaffold: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Trim(strings.TrimSpace(line), "/") == rel {
+			return false, nil
+		}
+	}
+	var add bytes.Buffer
+	if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
+		add.WriteByte('\n')
+	}
+	add.WriteString(VaultIgnoreComment + "\n/" + rel + "/\n")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("scaffold: %w", err)
+	}
+	if _, err := f.Write(add.Bytes()); err != nil {
+		f.Close()
+		return false, fmt.Errorf("scaffold: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return false, fmt.Errorf("scaffold: %w", err)
+	}
+	return true, nil
+}

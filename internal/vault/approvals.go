@@ -135,17 +135,17 @@ func (b *Bridge) writeApproval(ctx context.Context, r blackboard.ApprovalRequest
 		return err
 	}
 	b.log.Info().Str("file", b.rel(p)).Str("artefact_id", r.ArtefactID).Msg("approval file written")
-	b.note("waiting for approval: " + b.rel(p))
+	b.note("waiting for approval: " + mdText(b.rel(p)))
 	return nil
 }
 
 func renderApprovalBody(r blackboard.ApprovalRequest, a *blackboard.Artefact, title string) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "# Approve %s v%d for %q?\n\n", r.ArtefactType, r.Version, title)
+	fmt.Fprintf(&s, "# Approve %s v%d for “%s”?\n\n", mdText(r.ArtefactType), r.Version, mdText(oneLine(title, 200)))
 	if r.Summary != "" {
-		fmt.Fprintf(&s, "%s\n\n", r.Summary)
+		fmt.Fprintf(&s, "%s\n\n", mdText(oneLine(r.Summary, 1000)))
 	}
-	fmt.Fprintf(&s, "Produced by %s for workflow %s.\n\n", orDash(r.ProducedByAgent), short(r.WorkflowID))
+	fmt.Fprintf(&s, "Produced by %s for workflow %s.\n\n", mdText(orDash(r.ProducedByAgent)), short(r.WorkflowID))
 	s.WriteString("## Payload\n\n")
 	s.WriteString(fence(a.Payload))
 	s.WriteString("\n## How to decide\n\n")
@@ -245,7 +245,7 @@ func (b *Bridge) applied(f *vaultFile, folder string, want blackboard.ApprovalDe
 		d.Set("reason", reason)
 	}
 	b.log.Info().Str("file", b.rel(f.Path)).Str("decision", string(want)).Str("channel", channel).Msg("vault decision applied")
-	b.note(fmt.Sprintf("%s %s (%s)", want, f.Name, channel))
+	b.note(fmt.Sprintf("%s %s (%s)", mdText(string(want)), mdText(f.Name), mdText(channel)))
 	target := Approved
 	if want == blackboard.ApprovalRejected {
 		target = Rejected
@@ -273,7 +273,7 @@ func (b *Bridge) finishRejected(f *vaultFile, learned map[string]blackboard.Lear
 	d.Set("learning", l.Text)
 	_, err := moveDoc(f.Path, filepath.Join(b.opt.Path, Done), f.Name, d, "artefact_id")
 	if err == nil {
-		b.note("reviewed the rejection of " + f.Name + ": learning recorded")
+		b.note("reviewed the rejection of " + mdText(f.Name) + ": learning recorded")
 	}
 	return err
 }
@@ -316,7 +316,7 @@ func (b *Bridge) toHumanReview(f *vaultFile, why string) error {
 	d.Set("sett_note", oneLine(why, 500))
 	_, err := moveDoc(f.Path, filepath.Join(b.opt.Path, NeedsHumanReview), f.Name, d, "artefact_id")
 	if err == nil {
-		b.note("moved " + f.Name + " to Needs_Human_Review/: " + oneLine(why, 120))
+		b.note("moved " + mdText(f.Name) + " to Needs_Human_Review/: " + mdText(oneLine(why, 120)))
 	}
 	return err
 }
@@ -339,16 +339,18 @@ func (b *Bridge) noteInFile(f *vaultFile, cause error, status string) error {
 		d.Set("approval_status", status)
 	}
 	marker := "> **Sett:** "
-	var kept []string
-	for _, l := range strings.Split(d.Body, "\n") {
-		if !strings.HasPrefix(l, marker) {
-			kept = append(kept, l)
+	d.EditBody(func(body string) string {
+		var kept []string
+		for _, l := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(l, marker) {
+				kept = append(kept, l)
+			}
 		}
-	}
-	d.Body = marker + msg + "\n\n" + strings.TrimLeft(strings.Join(kept, "\n"), "\n")
+		return marker + mdText(msg) + "\n\n" + strings.TrimLeft(strings.Join(kept, "\n"), "\n")
+	})
 	b.log.Warn().Str("file", b.rel(f.Path)).Str("reason", msg).Msg("vault decision refused; noted in the file")
-	b.note("refused the decision in " + b.rel(f.Path) + ": " + oneLine(msg, 120))
-	return writeAtomic(f.Path, d.Render())
+	b.note("refused the decision in " + mdText(b.rel(f.Path)) + ": " + mdText(oneLine(msg, 120)))
+	return updateDoc(f.Path, d)
 }
 
 // sectionText returns the text under "## <title>" up to the next heading

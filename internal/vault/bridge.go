@@ -32,6 +32,12 @@ type Options struct {
 	MaxFileBytes int64
 	// Weights score task priorities (orchestrator.priority).
 	Weights priority.Weights
+	// Settle is how long a task file must stay unchanged (size and
+	// modification time) before it is read; zero reads it at once.
+	Settle time.Duration
+	// Cooldown is the least time between two task starts; zero means
+	// none.
+	Cooldown time.Duration
 }
 
 // minPassGap spaces full passes woken by blackboard events: a busy
@@ -57,11 +63,27 @@ type Bridge struct {
 	activity []string
 	merged   map[string]bool // workflows whose memory changed since the last mirror
 
-	refused  map[string]string // path → reason
-	memStamp map[string]string // file → size/mtime last published
-	state    *vaultState
-	lastDash string
-	warned   int
+	refused    map[string]string // path → reason
+	memStamp   map[string]string // file → size/mtime last published
+	state      *vaultState
+	lastDash   string
+	lastDashAt time.Time
+	warned     int
+
+	settle    *settler
+	ours      map[string]stamp // task files as Sett last wrote them
+	waiting   waitingTasks
+	lastStart time.Time
+	// wake is the earliest time a pass is due for a reason no event
+	// announces (a file settling, the cooldown ending); zero for none.
+	wake time.Time
+}
+
+// wakeAt asks for a pass at t (the earliest asked wins).
+func (b *Bridge) wakeAt(t time.Time) {
+	if b.wake.IsZero() || t.Before(b.wake) {
+		b.wake = t
+	}
 }
 
 // NewBridge returns a bridge for opt.Path writing through bb.
@@ -73,7 +95,8 @@ func NewBridge(bb *blackboard.Client, opt Options, log zerolog.Logger) *Bridge {
 		opt.MaxFileBytes = 1 << 20
 	}
 	return &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
-		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{}}
+		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{},
+		settle: newSettler(opt.Settle), ours: map[string]stamp{}}
 }
 
 // Path returns the vault folder.
@@ -109,14 +132,33 @@ func (b *Bridge) Run(ctx context.Context) error {
 	tick := time.NewTicker(b.opt.RescanInterval)
 	defer tick.Stop()
 	for {
+		b.wake = time.Time{}
 		if err := b.Sync(ctx); err != nil && ctx.Err() == nil {
 			b.log.Warn().Err(err).Msg("vault pass failed; retrying on the next change or rescan")
+		}
+		// A file settling or a cooldown ending has no event of its own:
+		// a timer brings the pass that admits it.
+		var due <-chan time.Time
+		var dueTimer *time.Timer
+		if !b.wake.IsZero() {
+			d := b.wake.Sub(b.NowFunc())
+			if d < minPassGap {
+				d = minPassGap
+			}
+			dueTimer = time.NewTimer(d)
+			due = dueTimer.C
+		}
+		stopDue := func() {
+			if dueTimer != nil {
+				dueTimer.Stop()
+			}
 		}
 		gap := time.NewTimer(minPassGap)
 		fileEvent := false
 		select {
 		case <-ctx.Done():
 			gap.Stop()
+			stopDue()
 			return nil
 		case <-gap.C:
 		case <-wakeFS:
@@ -124,15 +166,19 @@ func (b *Bridge) Run(ctx context.Context) error {
 			fileEvent = true
 		}
 		if fileEvent {
+			stopDue()
 			continue
 		}
 		select {
 		case <-ctx.Done():
+			stopDue()
 			return nil
 		case <-wake:
 		case <-wakeFS:
 		case <-tick.C:
+		case <-due:
 		}
+		stopDue()
 	}
 }
 
@@ -183,7 +229,7 @@ func (b *Bridge) watch(ctx context.Context, poke func()) func() {
 // followEvents wakes the bridge for every new blackboard event and notes
 // what Dashboard.md shows as recent activity.
 func (b *Bridge) followEvents(ctx context.Context, poke func()) {
-	after := ""
+	after := b.backfillActivity(ctx)
 	for ctx.Err() == nil {
 		if after == "" {
 			id, err := b.bb.LastEventID(ctx)
@@ -220,22 +266,74 @@ func (b *Bridge) followEvents(ctx context.Context, poke func()) {
 	}
 }
 
+// backfillActivity reads the recent activity back from the event log,
+// so that a restarted orchestrator's Dashboard.md still shows what
+// happened before it; it returns the stream id to follow from ("" when
+// the log could not be read: the follower starts at its end).
+func (b *Bridge) backfillActivity(ctx context.Context) string {
+	const perWindow = 5000
+	last, err := b.bb.LastEventID(ctx)
+	if err != nil {
+		return ""
+	}
+	now := b.NowFunc()
+	for _, w := range []time.Duration{time.Minute, 10 * time.Minute, time.Hour, 24 * time.Hour} {
+		start := fmt.Sprintf("%d-0", now.Add(-w).UnixMilli())
+		evs, err := b.bb.RangeEvents(ctx, start, last, perWindow)
+		if err != nil {
+			return last
+		}
+		var lines []string
+		for _, ev := range evs {
+			if l := eventLine(ev); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) >= maxActivity || len(evs) == perWindow || w == 24*time.Hour {
+			if len(lines) > maxActivity {
+				lines = lines[len(lines)-maxActivity:]
+			}
+			b.mu.Lock()
+			b.activity = append(lines, b.activity...)
+			if len(b.activity) > maxActivity {
+				b.activity = b.activity[len(b.activity)-maxActivity:]
+			}
+			b.mu.Unlock()
+			break
+		}
+	}
+	return last
+}
+
 func (b *Bridge) noteEvent(ev blackboard.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ev.Type == blackboard.EventMemoryMerged && ev.WorkflowID != "" {
 		b.merged[ev.WorkflowID] = true
 	}
+	line := eventLine(ev)
+	if line == "" {
+		return
+	}
+	b.activity = append(b.activity, line)
+	if len(b.activity) > maxActivity {
+		b.activity = b.activity[len(b.activity)-maxActivity:]
+	}
+}
+
+// eventLine is the Dashboard's activity line for ev, "" for an event it
+// does not show.
+func eventLine(ev blackboard.Event) string {
 	var line string
 	switch ev.Type {
 	case blackboard.EventWorkflowStarted:
 		line = "workflow " + short(ev.WorkflowID) + " started"
 	case blackboard.EventWorkflowCompleted:
-		line = "workflow " + short(ev.WorkflowID) + " ended " + ev.Field("status")
+		line = "workflow " + short(ev.WorkflowID) + " ended " + mdText(ev.Field("status"))
 	case blackboard.EventApprovalRequested:
 		line = "approval requested for " + short(ev.ArtefactID)
 	case blackboard.EventApprovalDecided:
-		line = fmt.Sprintf("approval of %s decided: %s by %s (%s)", short(ev.ArtefactID), ev.Field("decision"), orDash(ev.Field("by")), ev.Field("channel"))
+		line = fmt.Sprintf("approval of %s decided: %s by %s (%s)", short(ev.ArtefactID), mdText(ev.Field("decision")), mdText(orDash(ev.Field("by"))), mdText(ev.Field("channel")))
 	case blackboard.EventApprovalExpired:
 		line = "approval of " + short(ev.ArtefactID) + " timed out"
 	case blackboard.EventLearningRecorded:
@@ -245,13 +343,9 @@ func (b *Bridge) noteEvent(ev blackboard.Event) {
 	case blackboard.EventResumed:
 		line = "resumed"
 	default:
-		return
+		return ""
 	}
-	at := time.UnixMilli(ev.TsMs).UTC().Format("2006-01-02 15:04:05")
-	b.activity = append(b.activity, at+" — "+line)
-	if len(b.activity) > maxActivity {
-		b.activity = b.activity[len(b.activity)-maxActivity:]
-	}
+	return time.UnixMilli(ev.TsMs).UTC().Format("2006-01-02 15:04:05") + " — " + line
 }
 
 func (b *Bridge) note(line string) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/agentmemory"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -22,6 +23,12 @@ type DashboardData struct {
 	Invalid     []refusal
 	Activity    []string
 	Updated     time.Time
+	// Waiting counts Needs_Action/: settling files are still being
+	// written (vault.settle); Paused says ready ones wait for a resume.
+	Waiting waitingTasks
+	// Warnings are shown on top (the learnings count of
+	// Agent_Memory.md, edits noticed).
+	Warnings []string
 }
 
 // PendingItem is one approval waiting, with its file.
@@ -35,8 +42,17 @@ func RenderDashboard(d DashboardData) string {
 	var s strings.Builder
 	s.WriteString("# Sett dashboard\n\n")
 	s.WriteString("<!-- Written by Sett from the blackboard; edits are overwritten. `sett vault rebuild` regenerates it. -->\n\n")
+	if !d.Updated.IsZero() {
+		fmt.Fprintf(&s, "Updated at %s. Sett rewrites this file at least once per vault.rescan_interval while the instance runs: "+
+			"an older time means the orchestrator is down (check with `sett status`), and what follows may be stale.\n\n", d.Updated.UTC().Format(time.RFC3339))
+	} else {
+		s.WriteString("Not updated yet: the orchestrator has not run with this vault (start it with `sett up`).\n\n")
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(&s, "> **Warning:** %s\n\n", mdText(w))
+	}
 	if d.Paused.Paused {
-		fmt.Fprintf(&s, "**PAUSED** since %s by %s: %s\n\n", msTime(d.Paused.SinceMs), orDash(d.Paused.By), orDash(d.Paused.Reason))
+		fmt.Fprintf(&s, "**PAUSED** since %s by %s: %s\n\n", msTime(d.Paused.SinceMs), mdText(orDash(d.Paused.By)), mdText(orDash(d.Paused.Reason)))
 	} else {
 		s.WriteString("Running (not paused). Create `.sett_stop` in the vault to pause; delete it to resume.\n\n")
 	}
@@ -47,7 +63,7 @@ func RenderDashboard(d DashboardData) string {
 		s.WriteString("| File | Type | Version | Requested | Expires |\n|---|---|---|---|---|\n")
 		for _, p := range d.Pending {
 			r := p.Request
-			fmt.Fprintf(&s, "| %s | %s | v%d | %s | %s |\n", cell(p.File), cell(r.ArtefactType), r.Version, msTime(r.RequestedAtMs), orDash(msTime(r.ExpiresAtMs)))
+			fmt.Fprintf(&s, "| %s | %s | v%d | %s | %s |\n", mdText(p.File), mdText(r.ArtefactType), r.Version, msTime(r.RequestedAtMs), orDash(msTime(r.ExpiresAtMs)))
 		}
 		s.WriteString("\nTo decide: move the file to `Approved/` or `Rejected/` (with a `reason:`), set `approval_status: approved|rejected` in it, or run `sett approve ID` / `sett reject ID --reason TEXT`.\n\n")
 	}
@@ -56,19 +72,21 @@ func RenderDashboard(d DashboardData) string {
 		s.WriteString("None.\n\n")
 	} else {
 		for _, r := range d.Running {
-			fmt.Fprintf(&s, "- %s — workflow %s — %s\n", r.File, short(r.WorkflowID), r.State)
+			fmt.Fprintf(&s, "- %s — workflow %s — %s\n", mdText(r.File), short(r.WorkflowID), mdText(r.State))
 		}
 		s.WriteString("\n")
 	}
 	s.WriteString("## Queues\n\n")
-	fmt.Fprintf(&s, "- Needs_Action: %d waiting\n- In_Progress: %d\n- Pending approvals: %d\n- Claims running: %d, waiting for capacity: %d\n\n",
-		d.NeedsAction, d.InProgress, len(d.Pending), d.Scheduler.Running, d.Scheduler.Waiting)
+	fmt.Fprintf(&s, "- Needs_Action: %d waiting%s\n- In_Progress: %d\n- Pending approvals: %d\n- Claims running: %d, waiting for capacity: %d\n\n",
+		d.NeedsAction, waitingNote(d.Waiting), d.InProgress, len(d.Pending), d.Scheduler.Running, d.Scheduler.Waiting)
 	s.WriteString("## Invalid files\n\n")
+	s.WriteString("Files Sett leaves alone, and why. Sett reads only Markdown files directly in its folders: " +
+		"hidden, temporary and non-Markdown files are not listed, and neither are files in subfolders (listed here as folders).\n\n")
 	if len(d.Invalid) == 0 {
 		s.WriteString("None.\n\n")
 	} else {
 		for _, r := range d.Invalid {
-			fmt.Fprintf(&s, "- `%s`: %s\n", r.Path, r.Reason)
+			fmt.Fprintf(&s, "- %s: %s\n", mdText(r.Path), mdText(r.Reason))
 		}
 		s.WriteString("\n")
 	}
@@ -83,7 +101,20 @@ func RenderDashboard(d DashboardData) string {
 	return s.String()
 }
 
-func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// waitingNote details the Needs_Action/ count.
+func waitingNote(w waitingTasks) string {
+	var parts []string
+	if w.Settling > 0 {
+		parts = append(parts, fmt.Sprintf("%d still being written (read once unchanged for vault.settle)", w.Settling))
+	}
+	if w.Paused && w.Ready > 0 {
+		parts = append(parts, fmt.Sprintf("%d ready, held while paused (on resume they start highest priority first)", w.Ready))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
 
 // dashboard rewrites Dashboard.md when what it shows changed.
 func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalRequest, running []runningTask) error {
@@ -120,13 +151,24 @@ func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalReq
 	b.mu.Lock()
 	d.Activity = append([]string(nil), b.activity...)
 	b.mu.Unlock()
+	d.Waiting = b.waiting
+	if w := agentmemory.Warning(b.warned); w != "" {
+		d.Warnings = append(d.Warnings, w)
+	}
+	// The text without its time decides whether to write; the time
+	// alone is refreshed once per rescan interval, so a reader can tell
+	// a live dashboard from a stopped instance's.
+	now := b.NowFunc()
 	text := RenderDashboard(d)
-	if text == b.lastDash {
+	// Half the interval: the rescan tick that refreshes it comes a
+	// little less than one interval after a write made by a later pass.
+	if text == b.lastDash && now.Sub(b.lastDashAt) < b.opt.RescanInterval/2 {
 		return nil
 	}
-	if err := writeIfChanged(filepath.Join(b.opt.Path, DashboardFile), []byte(text)); err != nil {
+	d.Updated = now
+	if err := writeAtomic(filepath.Join(b.opt.Path, DashboardFile), []byte(RenderDashboard(d))); err != nil {
 		return err
 	}
-	b.lastDash = text
+	b.lastDash, b.lastDashAt = text, now
 	return nil
 }

@@ -16,10 +16,15 @@ var yamlFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
 // Doc is a Markdown file with YAML frontmatter: the keys in file order
 // and the body after the frontmatter. Set and Render keep unknown keys
 // and their order, so a person's own keys survive Sett's rewrites.
+//
+// Set, Delete and EditBody also record the change, so that ReplayOn can
+// apply the same changes to a fresher read of the file: Sett's updates
+// merge into what the person has now, never rewrite an old read.
 type Doc struct {
 	keys []string
 	vals map[string]string
 	Body string
+	ops  []func(*Doc)
 }
 
 // ParseDoc reads data. A file without frontmatter has no keys. Errors:
@@ -65,6 +70,11 @@ func (d *Doc) Has(key string) bool { _, ok := d.vals[key]; return ok }
 
 // Set sets a key, appending it when new.
 func (d *Doc) Set(key, value string) {
+	d.set(key, value)
+	d.ops = append(d.ops, func(o *Doc) { o.set(key, value) })
+}
+
+func (d *Doc) set(key, value string) {
 	if d.vals == nil {
 		d.vals = map[string]string{}
 	}
@@ -76,6 +86,28 @@ func (d *Doc) Set(key, value string) {
 
 // Delete removes a key.
 func (d *Doc) Delete(key string) {
+	d.del(key)
+	d.ops = append(d.ops, func(o *Doc) { o.del(key) })
+}
+
+// EditBody replaces the body with edit(body).
+func (d *Doc) EditBody(edit func(string) string) {
+	d.Body = edit(d.Body)
+	d.ops = append(d.ops, func(o *Doc) { o.Body = edit(o.Body) })
+}
+
+// Changed reports whether Set, Delete or EditBody was called.
+func (d *Doc) Changed() bool { return len(d.ops) > 0 }
+
+// ReplayOn applies every change made to d (Set, Delete, EditBody, in
+// order) to o, a fresher read of the same file.
+func (d *Doc) ReplayOn(o *Doc) {
+	for _, op := range d.ops {
+		op(o)
+	}
+}
+
+func (d *Doc) del(key string) {
 	if _, ok := d.vals[key]; !ok {
 		return
 	}

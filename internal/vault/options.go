@@ -11,5 +11,7 @@ func OptionsFrom(cfg *config.Config, path string) Options {
 		MaxConcurrentTasks: cfg.Vault.MaxConcurrentTasks,
 		MaxFileBytes:       cfg.Vault.MaxFileBytes.Int64(),
 		Weights:            cfg.Orchestrator.Priority.ScoreWeights(),
+		Settle:             cfg.Vault.Settle.Std(),
+		Cooldown:           cfg.Vault.Cooldown.Std(),
 	}
 }

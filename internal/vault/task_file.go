@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func readFile(root, dir, name string, maxBytes int64) (*vaultFile, string) {
 	if fi.Size() > maxBytes {
 		return nil, fmt.Sprintf("too large: %d bytes, over vault.max_file_bytes (%d); shorten it or raise the limit", fi.Size(), maxBytes)
 	}
-	data, err := os.ReadFile(p)
+	data, err := readLimited(p, maxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ""
@@ -86,7 +87,12 @@ func readFile(root, dir, name string, maxBytes int64) (*vaultFile, string) {
 		return nil, "cannot read it: " + err.Error()
 	}
 	if int64(len(data)) > maxBytes {
-		return nil, fmt.Sprintf("too large: over vault.max_file_bytes (%d)", maxBytes)
+		return nil, fmt.Sprintf("too large: over vault.max_file_bytes (%d); shorten it or raise the limit", maxBytes)
+	}
+	if after, err := os.Lstat(p); err != nil || stampOf(after) != stampOf(fi) || int64(len(data)) != fi.Size() {
+		// Written to while read: its writer is not done; the settle
+		// period starts again.
+		return nil, ""
 	}
 	if !utf8.Valid(data) {
 		return nil, "not UTF-8 text: save it as UTF-8"
@@ -96,6 +102,17 @@ func readFile(root, dir, name string, maxBytes int64) (*vaultFile, string) {
 		return nil, err.Error() + ": fix the YAML between the two --- lines"
 	}
 	return &vaultFile{Path: p, Name: name, Data: data, Info: fi, Doc: doc}, ""
+}
+
+// readLimited reads at most max+1 bytes of path: enough to tell a file
+// over the limit without reading all of it.
+func readLimited(path string, max int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return io.ReadAll(io.LimitReader(fh, max+1))
 }
 
 // inside reports whether p is root or below it (both resolved).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +62,7 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 			continue
 		}
 		delete(b.refused, p)
+		b.noticeEdit(p, f)
 		wf, err := b.bb.GetWorkflow(ctx, wfID)
 		if errors.Is(err, blackboard.ErrNotFound) {
 			b.refuse(p, "its workflow "+short(wfID)+" is not on the blackboard (was Redis reset?): move the file back to Needs_Action/ to start it again")
@@ -72,11 +74,25 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 		}
 		state := stateOf(wf.Status, awaiting[wfID], paused)
 		if wf.Status == blackboard.WorkflowRunning {
-			running = append(running, runningTask{File: name, WorkflowID: wfID, State: state})
+			rt, err := b.retryOf(ctx, wfID)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			label := state
+			if rt != nil && state == StateRunning {
+				state = StateRetrying
+				label = fmt.Sprintf("retrying (attempt %d, next at %s): %s", rt.attempt, msTime(rt.dueMs), rt.lastError)
+			}
+			running = append(running, runningTask{File: name, WorkflowID: wfID, State: label})
+			setRetry(f.Doc, rt)
 			if f.Doc.Get("state") != state {
 				f.Doc.Set("state", state)
-				if err := writeAtomic(p, f.Doc.Render()); err != nil {
+			}
+			if f.Doc.Changed() {
+				if err := updateDoc(p, f.Doc); err != nil {
 					errs = append(errs, err)
+				} else {
+					b.wrote(p)
 				}
 			}
 			continue
@@ -121,6 +137,7 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	}
 	d.Set("state", state)
 	d.Set("outcome", string(wf.Status))
+	setRetry(d, nil)
 	if wf.Outcome != "" {
 		d.Set("reason", oneLine(wf.Outcome, 1000))
 	}
@@ -137,24 +154,8 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(d.Body, "\n## Outcome\n") {
-		var s strings.Builder
-		s.WriteString(strings.TrimRight(d.Body, "\n"))
-		fmt.Fprintf(&s, "\n\n## Outcome\n\n%s", string(wf.Status))
-		if wf.Outcome != "" {
-			fmt.Fprintf(&s, ": %s", wf.Outcome)
-		}
-		s.WriteString("\n")
-		for _, a := range finals {
-			fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", a.Type, a.Version, short(a.ID))
-			p := a.Payload
-			if len(p) > maxOutcomePayload {
-				p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
-			}
-			s.WriteString(fence(p))
-		}
-		d.Body = s.String()
-	}
+	outcome := renderOutcome(wf, finals)
+	d.EditBody(func(body string) string { return withOutcome(body, outcome) })
 	target := Done
 	if wf.Status == blackboard.WorkflowFailed || wf.Status == blackboard.WorkflowCancelled {
 		target = Failed
@@ -163,7 +164,8 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 		return err
 	}
 	b.log.Info().Str("file", f.Name).Str("workflow_id", wf.ID).Str("outcome", string(wf.Status)).Str("folder", target).Msg("finished task moved")
-	b.note(fmt.Sprintf("task %s ended %s → %s/", f.Name, wf.Status, target))
+	b.note(fmt.Sprintf("task %s ended %s → %s/", mdText(f.Name), mdText(string(wf.Status)), target))
+	delete(b.ours, f.Path)
 	return nil
 }
 
@@ -214,4 +216,126 @@ func (b *Bridge) finalArtefacts(ctx context.Context, workflowID string) ([]*blac
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// outcomeHeading starts the section Sett writes into a finished task
+// file; a retried task's section is replaced, never appended twice.
+const outcomeHeading = "## Outcome"
+
+// renderOutcome is the Outcome section of a finished workflow.
+func renderOutcome(wf *blackboard.Workflow, finals []*blackboard.Artefact) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s\n\n%s", outcomeHeading, string(wf.Status))
+	if wf.Outcome != "" {
+		fmt.Fprintf(&s, ": %s", mdText(wf.Outcome))
+	}
+	s.WriteString("\n")
+	for _, a := range finals {
+		fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", mdText(a.Type), a.Version, short(a.ID))
+		p := a.Payload
+		if len(p) > maxOutcomePayload {
+			p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
+		}
+		s.WriteString(fence(p))
+	}
+	return s.String()
+}
+
+// withOutcome returns body with its Outcome section (Sett's, the last
+// "## Outcome" heading to the end) replaced by outcome.
+func withOutcome(body, outcome string) string {
+	return strings.TrimRight(withoutOutcome(body), "\n") + "\n\n" + outcome
+}
+
+// withoutOutcome returns body without Sett's Outcome section: the task
+// as the person wrote it.
+func withoutOutcome(body string) string {
+	if i := strings.LastIndex(body, "\n"+outcomeHeading+"\n"); i >= 0 {
+		return body[:i+1]
+	}
+	if strings.HasPrefix(body, outcomeHeading+"\n") {
+		return ""
+	}
+	return body
+}
+
+// wrote remembers the stamp of a task file Sett just wrote, so that a
+// later change is known to be the person's.
+func (b *Bridge) wrote(path string) {
+	if st, err := statStamp(path); err == nil {
+		b.ours[path] = st
+	}
+}
+
+// noticeEdit notes on the dashboard, once per save, that a person edited
+// an in-flight task file: their text is kept (Sett's updates merge into
+// it), and the running workflow keeps the text it started with.
+func (b *Bridge) noticeEdit(path string, f *vaultFile) {
+	st := stampOf(f.Info)
+	prev, ok := b.ours[path]
+	b.ours[path] = st
+	if !ok || prev == st {
+		return
+	}
+	b.log.Info().Str("file", b.rel(path)).Msg("in-flight task file edited by a person; kept")
+	b.note("your edit of " + mdText(b.rel(path)) + " is kept; the running workflow goes on with the text it started with (a new task file starts a new one)")
+}
+
+// retrying is a workflow waiting for a retry of a failed tool run.
+type retrying struct {
+	attempt   int
+	dueMs     int64
+	lastError string
+}
+
+// retryOf returns where the workflow's retries stand when one of its
+// claims waits for a retry (nil otherwise).
+func (b *Bridge) retryOf(ctx context.Context, workflowID string) (*retrying, error) {
+	ids, err := b.bb.WorkflowClaims(ctx, workflowID)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	cls, err := b.bb.GetClaims(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out *retrying
+	for _, cl := range cls {
+		if cl == nil {
+			continue
+		}
+		for _, r := range cl.Retries {
+			if r.DueMs <= 0 || r.Final || (out != nil && out.dueMs <= r.DueMs) {
+				continue
+			}
+			out = &retrying{attempt: r.Failed + 1, dueMs: r.DueMs}
+			if r.FailureID != "" {
+				if a, err := b.bb.GetArtefact(ctx, r.FailureID); err == nil {
+					out.lastError = oneLine(firstOf(a.Summary, a.Payload), 300)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// setRetry writes (or, with nil, clears) the retry keys of a task file:
+// attempt, next_retry_at, last_error. A finished task keeps attempt and
+// last_error as its history.
+func setRetry(d *Doc, r *retrying) {
+	if r == nil {
+		if d.Has("next_retry_at") {
+			d.Delete("next_retry_at")
+		}
+		return
+	}
+	if d.Get("attempt") != strconv.Itoa(r.attempt) {
+		d.Set("attempt", strconv.Itoa(r.attempt))
+	}
+	if next := msTime(r.dueMs); d.Get("next_retry_at") != next {
+		d.Set("next_retry_at", next)
+	}
+	if r.lastError != "" && d.Get("last_error") != r.lastError {
+		d.Set("last_error", r.lastError)
+	}
 }

@@ -1,0 +1,9 @@
+package vault
+
+import (
+	"testing"
+
+	"github.com/settdev/sett/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
