@@ -201,6 +201,16 @@ type AgentConfig struct {
 	// nothing is added.
 	Environment map[string]string `yaml:"environment"`
 
+	// EnvironmentFromHost names variables of the cub's own environment
+	// that reach the tool (and the bid script) unchanged, e.g.
+	// [OPENAI_API_KEY] set in the cub's container from a Kubernetes
+	// Secret. Names follow the rules of Environment's keys. A name the
+	// cub's environment lacks is left out. Everything else stays scrubbed
+	// (PATH, HOME, LANG, LC_ALL, TZ and TMPDIR always pass). The Docker
+	// runtime copies these variables from the environment of `sett up`
+	// into the agent's container. Empty: nothing passes.
+	EnvironmentFromHost []string `yaml:"environment_from_host"`
+
 	// Timeout bounds one run of the tool. Default 10m; must be > 0.
 	Timeout Duration `yaml:"timeout"`
 
