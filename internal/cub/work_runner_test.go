@@ -225,7 +225,7 @@ func TestToolSeesOnlyItsPassThroughVariables(t *testing.T) {
 	ws := t.TempDir()
 	set := Settings{Agent: "me", Role: "maker", Workspace: ws, ToolTimeout: time.Minute,
 		EnvironmentFromHost: []string{"OPENAI_API_KEY", "NOT_IN_THE_CUB"},
-		Command: []string{"/bin/sh", "-c", `env > "$SETT_WORKSPACE/env.txt"; echo '{"artefact_type":"Code","artefact_payload":"x"}'`}}
+		Command:             []string{"/bin/sh", "-c", `env > "$SETT_WORKSPACE/env.txt"; echo '{"artefact_type":"Code","artefact_payload":"x"}'`}}
 	set.applyDefaults()
 	f.runner = NewWorkRunner(w.bb, set, NewContextBuilder(w.bb, 10), NewMetrics(nil), zerolog.Nop())
 	f.runner.BaseEnv = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/cub", "OPENAI_API_KEY=sk-from-a-secret",
