@@ -219,6 +219,16 @@ type AgentConfig struct {
 	// and SIGKILL of its process group. Default 10s; 0 kills at once.
 	StopGrace Duration `yaml:"stop_grace"`
 
+	// DrainTimeout is how long a cub told to stop (SIGTERM: a rollout, a
+	// node drain) keeps its running tools going so they can finish and
+	// deliver; it takes no new work meanwhile. Tools still running then
+	// are stopped (with StopGrace) and their leases released. Keep it
+	// plus StopGrace below the time the platform waits before SIGKILL
+	// (Kubernetes' terminationGracePeriodSeconds, `docker stop -t`).
+	// Overridden by the cub's SETT_DRAIN_TIMEOUT. Default 0: tools are
+	// stopped at once.
+	DrainTimeout Duration `yaml:"drain_timeout"`
+
 	// MaxConcurrent is how many claims the agent works on at once.
 	// Default 1; must be at least 1.
 	MaxConcurrent int `yaml:"max_concurrent"`

@@ -179,6 +179,9 @@ func (a *AgentConfig) validate(v *validator, p string) {
 		seenHost[k] = true
 	}
 	positiveDuration(v, p+".timeout", a.Timeout)
+	if a.DrainTimeout < 0 {
+		v.addf(p+".drain_timeout", "%s is not valid (use a duration like 45s, or 0 to stop tools at once)", a.DrainTimeout)
+	}
 	if a.StopGrace < 0 {
 		v.addf(p+".stop_grace", "%s is not valid (use a duration like 10s, or 0 to kill at once)", a.StopGrace)
 	}

@@ -54,6 +54,7 @@ func TestValidateRules(t *testing.T) {
 		{name: "environment leading digit", data: withLines(`    environment: {1X: y}`), wantPath: "agents.writer.environment.1X", wantLine: 5, wantMsg: "not starting with a digit"},
 		{name: "environment reserved prefix", data: withLines(`    environment: {SETT_AGENT: x}`), wantPath: "agents.writer.environment.SETT_AGENT", wantLine: 5, wantMsg: "names starting with SETT_ are reserved for Sett"},
 		{name: "environment REDIS_URL", data: withLines(`    environment:`, `      REDIS_URL: redis://x`), wantPath: "agents.writer.environment.REDIS_URL", wantLine: 6, wantMsg: "tools never get Redis credentials"},
+		{name: "drain_timeout negative", data: withLines(`    drain_timeout: -1s`), wantPath: "agents.writer.drain_timeout", wantLine: 5, wantMsg: "-1s is not valid (use a duration like 45s"},
 		{name: "environment_from_host bad name", data: withLines(`    environment_from_host: [OPENAI-KEY]`), wantPath: "agents.writer.environment_from_host[0]", wantLine: 5, wantMsg: `"OPENAI-KEY" is not a valid variable name`},
 		{name: "environment_from_host Redis", data: withLines(`    environment_from_host: [OPENAI_API_KEY, SETT_REDIS_PASSWORD]`), wantPath: "agents.writer.environment_from_host[1]", wantLine: 5, wantMsg: "tools never get Redis credentials"},
 		{name: "environment_from_host reserved", data: withLines(`    environment_from_host: [SETT_CONFIG]`), wantPath: "agents.writer.environment_from_host[0]", wantLine: 5, wantMsg: "reserved for Sett"},

@@ -31,6 +31,9 @@ type Settings struct {
 	// stopped; zero kills at once.
 	StopGrace     time.Duration
 	MaxConcurrent int
+	// DrainTimeout is how long running tools may go on after the cub is
+	// told to stop; zero stops them at once.
+	DrainTimeout time.Duration
 	// MaxTokensPerClaim fails a run whose reported usage exceeds it, for
 	// good (max_tokens_per_claim); zero means no limit.
 	MaxTokensPerClaim int64
@@ -84,6 +87,7 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		Workspace:           workspace,
 		ToolTimeout:         a.Timeout.Std(),
 		StopGrace:           a.StopGrace.Std(),
+		DrainTimeout:        a.DrainTimeout.Std(),
 		MaxConcurrent:       a.MaxConcurrent,
 		MaxTokensPerClaim:   a.MaxTokensPerClaim,
 		MaxOutput:           int(a.MaxOutputBytes.Int64()),
