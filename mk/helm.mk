@@ -40,20 +40,14 @@ $(KUBESCHEMA): $(wildcard deploy/helm/kubeschema/*.go)
 	rm -rf $@
 	$(GO) run ./deploy/helm/kubeschema -k8s $(KUBE_VERSION) -crd $(SERVICEMONITOR_CRD) -out $@
 
-# helm_check renders the chart with the --set list $(1) and validates it.
-# pipefail: a template that fails to render must fail the check, not
-# hand kubeconform an empty stream.
-define helm_check
-	$(TOOLS)/helm lint --strict $(CHART) --set '$(1)'
-	set -o pipefail; $(TOOLS)/helm template t $(CHART) --set '$(1)' | $(TOOLS)/kubeconform $(KUBECONFORM_FLAGS)
-endef
-
 # The value sets every check renders: one file each in deploy/helm/testvalues
 # (managed Redis with mTLS + ACL, Sentinel, Cluster, bundled, the vault, a
 # coding agent with its repository, ...).
 HELM_VALUE_SETS := $(sort $(wildcard deploy/helm/testvalues/*.yaml))
 
-# helm_check_file renders the chart with the values file $(1) and validates it.
+# helm_check_file renders the chart with the values file $(1) and validates
+# it. pipefail: a template that fails to render must fail the check, not
+# hand kubeconform an empty stream.
 define helm_check_file
 	$(TOOLS)/helm lint --strict $(CHART) -f $(1)
 	set -o pipefail; $(TOOLS)/helm template t $(CHART) -f $(1) | $(TOOLS)/kubeconform $(KUBECONFORM_FLAGS)
