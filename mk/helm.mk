@@ -1,9 +1,12 @@
 # Helm chart checks: helm lint, then helm template | kubeconform -strict for
-# each Redis topology (plain URL, Sentinel + TLS + ServiceMonitor, Cluster,
-# bundled Redis with and without persistence), the chart's refusals of
-# missing or conflicting Redis settings, and the Go tests of deploy/helm
+# each value set of deploy/helm/testvalues (plain URL, managed Redis with
+# mTLS + ACL, Sentinel + TLS, Cluster, bundled Redis with and without
+# persistence, the vault, a coding agent with its repository), the chart's
+# refusals of missing or conflicting settings, the Go tests of deploy/helm
 # (the schema converter, the chart's ACL rules against internal/acl, the
-# bundled Redis's rendered config on a real redis-server).
+# bundled Redis's rendered config on a real redis-server, the daemons run
+# with the rendered sett.yml and Secrets) and, in its own module, every
+# rendered pod against the "restricted" Pod Security Standard.
 #
 # Nothing comes from GitHub: helm and kubeconform install with `go install`
 # from the Go module proxy into bin/tools, and the JSON schemas kubeconform
@@ -37,12 +40,18 @@ $(KUBESCHEMA): $(wildcard deploy/helm/kubeschema/*.go)
 	rm -rf $@
 	$(GO) run ./deploy/helm/kubeschema -k8s $(KUBE_VERSION) -crd $(SERVICEMONITOR_CRD) -out $@
 
-# helm_check renders the chart with the --set list $(1) and validates it.
-# pipefail: a template that fails to render must fail the check, not
+# The value sets every check renders: one file each in deploy/helm/testvalues
+# (managed Redis with mTLS + ACL, Sentinel, Cluster, bundled, the vault, a
+# coding agent with its repository, ...).
+HELM_VALUE_SETS := $(sort $(wildcard deploy/helm/testvalues/*.yaml))
+
+# helm_check_file renders the chart with the values file $(1) and validates
+# it. pipefail: a template that fails to render must fail the check, not
 # hand kubeconform an empty stream.
-define helm_check
-	$(TOOLS)/helm lint --strict $(CHART) --set '$(1)'
-	set -o pipefail; $(TOOLS)/helm template t $(CHART) --set '$(1)' | $(TOOLS)/kubeconform $(KUBECONFORM_FLAGS)
+define helm_check_file
+	$(TOOLS)/helm lint --strict $(CHART) -f $(1)
+	set -o pipefail; $(TOOLS)/helm template t $(CHART) -f $(1) | $(TOOLS)/kubeconform $(KUBECONFORM_FLAGS)
+
 endef
 
 # helm_refuse checks that rendering with $(1) fails with a message
@@ -55,13 +64,16 @@ endef
 
 .PHONY: test-helm
 test-helm: $(TOOLS)/helm $(TOOLS)/kubeconform $(KUBESCHEMA) ## Lint the Helm chart and validate every topology's manifests with kubeconform, offline
-	$(call helm_check,redis.url=redis://redis:6379/0)
-	$(call helm_check,redis.sentinel.masterName=m$(helm_comma)redis.sentinel.addresses={s0:26379$(helm_comma)s1:26379}$(helm_comma)redis.tls.enabled=true$(helm_comma)redis.tls.secretName=tls$(helm_comma)serviceMonitor.enabled=true)
-	$(call helm_check,redis.cluster.addresses={r0:6379$(helm_comma)r1:6379$(helm_comma)r2:6379})
-	$(call helm_check,redis.bundled.enabled=true$(helm_comma)agents.reviewer.image=sett-example-reviewer:local)
-	$(call helm_check,redis.bundled.enabled=true$(helm_comma)redis.bundled.persistence.enabled=false$(helm_comma)redis.bundled.persistence.storageClassName=fast)
+	$(foreach f,$(HELM_VALUE_SETS),$(call helm_check_file,$(f)))
 	$(call helm_refuse,instance=demo,no Redis configured)
 	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.url=redis://r:6379/0,conflicting Redis settings: redis.bundled.enabled$(helm_comma) redis.url)
 	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)redis.cluster.addresses={r0:6379},conflicting Redis settings: redis.url$(helm_comma) redis.cluster.addresses)
 	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.tls.enabled=true,bundled Redis serves plaintext)
+	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)redis.passwordSecret=x,redis.passwordSecret was renamed redis.existingSecret)
+	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)networkPolicy.enabled=true,networkPolicy.redis.to is required)
+	@out=$$($(TOOLS)/helm template t $(CHART) -f deploy/helm/testvalues/refused/controller.yaml 2>&1) && { echo "helm template accepted a controller agent"; exit 1; }; \
+	grep -qF 'mode controller is not supported on Kubernetes' <<<"$$out" || { echo "$$out"; exit 1; }; echo "refused as expected: a controller agent"
 	$(GO) test -count=1 ./deploy/helm/...
+	# The restricted Pod Security check has its own module (deploy/helm/podsecurity),
+	# so that k8s.io/pod-security-admission stays out of the product's go.mod.
+	cd deploy/helm/podsecurity && $(GO) test -count=1 ./...

@@ -215,6 +215,16 @@ type AgentConfig struct {
 	// nothing is added.
 	Environment map[string]string `yaml:"environment"`
 
+	// EnvironmentFromHost names variables of the cub's own environment
+	// that reach the tool (and the bid script) unchanged, e.g.
+	// [OPENAI_API_KEY] set in the cub's container from a Kubernetes
+	// Secret. Names follow the rules of Environment's keys. A name the
+	// cub's environment lacks is left out. Everything else stays scrubbed
+	// (PATH, HOME, LANG, LC_ALL, TZ and TMPDIR always pass). The Docker
+	// runtime copies these variables from the environment of `sett up`
+	// into the agent's container. Empty: nothing passes.
+	EnvironmentFromHost []string `yaml:"environment_from_host"`
+
 	// Timeout bounds one run of the tool. Default 10m; must be > 0.
 	Timeout Duration `yaml:"timeout"`
 
@@ -222,6 +232,16 @@ type AgentConfig struct {
 	// its workflow was cancelled, its lease was lost) gets between SIGTERM
 	// and SIGKILL of its process group. Default 10s; 0 kills at once.
 	StopGrace Duration `yaml:"stop_grace"`
+
+	// DrainTimeout is how long a cub told to stop (SIGTERM: a rollout, a
+	// node drain) keeps its running tools going so they can finish and
+	// deliver; it takes no new work meanwhile. Tools still running then
+	// are stopped (with StopGrace) and their leases released. Keep it
+	// plus StopGrace below the time the platform waits before SIGKILL
+	// (Kubernetes' terminationGracePeriodSeconds, `docker stop -t`).
+	// Overridden by the cub's SETT_DRAIN_TIMEOUT. Default 0: tools are
+	// stopped at once.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 
 	// MaxConcurrent is how many claims the agent works on at once.
 	// Default 1; must be at least 1.

@@ -168,7 +168,22 @@ func (a *AgentConfig) validate(v *validator, p string) {
 			v.addf(p+".environment."+k, "%s", msg)
 		}
 	}
+	seenHost := make(map[string]bool, len(a.EnvironmentFromHost))
+	for i, k := range a.EnvironmentFromHost {
+		ip := fmt.Sprintf("%s.environment_from_host[%d]", p, i)
+		if msg := checkEnvKey(k); msg != "" {
+			v.addf(ip, "%s", msg)
+		} else if seenHost[k] {
+			v.addf(ip, "%q is listed twice", k)
+		} else if _, both := a.Environment[k]; both {
+			v.addf(ip, "%q is also set in %s.environment: keep one (environment sets a value, environment_from_host passes the cub's)", k, p)
+		}
+		seenHost[k] = true
+	}
 	positiveDuration(v, p+".timeout", a.Timeout)
+	if a.DrainTimeout < 0 {
+		v.addf(p+".drain_timeout", "%s is not valid (use a duration like 45s, or 0 to stop tools at once)", a.DrainTimeout)
+	}
 	if a.StopGrace < 0 {
 		v.addf(p+".stop_grace", "%s is not valid (use a duration like 10s, or 0 to kill at once)", a.StopGrace)
 	}

@@ -94,13 +94,54 @@ func (c *Cub) Run(ctx context.Context) error {
 	close(c.regDone)
 	c.log.Info().Str("role", c.set.Role).Str("consumer", c.set.Consumer).Strs("command", c.set.Command).Msg("cub registered")
 
+	// When ctx ends the inbox stops taking work; running grants go on
+	// under work for the drain, with their leases renewed and withdrawals
+	// heard (under keep), and are stopped when the drain ends.
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeep()
+	drained := make(chan struct{})
+	go c.drain(ctx, drained, stopWork)
+
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); _ = c.keeper.Run(ctx) }()
-	go func() { defer wg.Done(); c.watchWithdrawals(ctx) }()
-	err := c.inbox.Run(ctx)
+	go func() { defer wg.Done(); _ = c.keeper.Run(keep) }()
+	go func() { defer wg.Done(); c.watchWithdrawals(keep) }()
+	err := c.inbox.Run(ctx, work)
+	close(drained)
+	stopKeep()
 	wg.Wait()
 	return err
+}
+
+// drain ends work when ctx has ended and set.DrainTimeout has passed, or
+// at once without a drain; it returns early once the inbox loop has
+// returned (drained closed).
+func (c *Cub) drain(ctx context.Context, drained <-chan struct{}, stopWork context.CancelFunc) {
+	select {
+	case <-ctx.Done():
+	case <-drained:
+		return
+	}
+	defer stopWork()
+	if c.set.DrainTimeout <= 0 {
+		return
+	}
+	running := c.keeper.Held()
+	if running == 0 {
+		return
+	}
+	c.log.Info().Int("grants", running).Dur("drain_timeout", c.set.DrainTimeout).
+		Msg("stopping: taking no new work; running tools may finish within the drain")
+	t := time.NewTimer(c.set.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-drained:
+		c.log.Info().Msg("drained: every running tool finished")
+	case <-t.C:
+		c.log.Warn().Int("grants", c.keeper.Held()).Msg("drain time over: stopping the tools still running and handing back their grants")
+	}
 }
 
 // watchWithdrawals listens on the agent's channel for grants withdrawn

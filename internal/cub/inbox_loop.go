@@ -43,6 +43,9 @@ type InboxLoop struct {
 	inflight map[string]bool
 	wg       sync.WaitGroup
 	started  atomic.Bool
+	// work is the context grants run under (set by Run): it outlives the
+	// reading context by the drain.
+	work context.Context
 }
 
 // NewInboxLoop wires the loop; at most set.MaxConcurrent tools run at once.
@@ -55,8 +58,12 @@ func NewInboxLoop(bb *blackboard.Client, set Settings, bidder *Bidder, runner *W
 // Started reports whether the loop is reading its streams.
 func (l *InboxLoop) Started() bool { return l.started.Load() }
 
-// Run serves both streams until ctx ends, then waits for running handlers.
-func (l *InboxLoop) Run(ctx context.Context) error {
+// Run serves both streams until ctx ends, then waits for running
+// handlers. Grants run under work, which the caller ends at the end of the
+// drain (or with ctx, for none): when ctx ends no new grant starts, and
+// those running go on until they finish or work ends.
+func (l *InboxLoop) Run(ctx, work context.Context) error {
+	l.work = work
 	defer l.wg.Wait()
 	inbox, err := l.bb.Inbox(ctx, l.set.Agent, l.set.Consumer)
 	if err != nil {
@@ -284,16 +291,17 @@ func (l *InboxLoop) startGrant(ctx context.Context, inbox *blackboard.Inbox, e b
 }
 
 // runGrant runs tracked grant e in its own goroutine, which releases its
-// slot and its tracking when the grant ends.
-func (l *InboxLoop) runGrant(ctx context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
+// slot and its tracking when the grant ends. The grant runs under l.work,
+// not ctx: a cub that is stopping lets it finish within the drain.
+func (l *InboxLoop) runGrant(_ context.Context, inbox *blackboard.Inbox, e blackboard.InboxEntry) {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		defer func() { <-l.slots }()
 		defer l.untrack(entryKey(e))
-		if l.grant(ctx, e, time.Now()) == Dropped {
+		if l.grant(l.work, e, time.Now()) == Dropped {
 			failpoint.Hit("cub-entry-done")
-			if err := inbox.DoneGrants(context.WithoutCancel(ctx), e.StreamID); err != nil {
+			if err := inbox.DoneGrants(context.WithoutCancel(l.work), e.StreamID); err != nil {
 				l.log.Warn().Err(err).Msg("acknowledging a grant failed; it will be seen again (harmless)")
 			}
 		}

@@ -91,6 +91,13 @@ func (k *LeaseKeeper) Holding(claimID string) bool {
 	return ok
 }
 
+// Held is the number of leases the cub holds (grants queued or running).
+func (k *LeaseKeeper) Held() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.held)
+}
+
 // Alive reports whether the last heartbeat succeeded within the heartbeat
 // TTL (for /readyz).
 func (k *LeaseKeeper) Alive() bool {

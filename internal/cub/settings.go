@@ -21,6 +21,9 @@ type Settings struct {
 	Command []string
 	// Environment is passed to the tool on top of the scrubbed base.
 	Environment map[string]string
+	// EnvironmentFromHost names variables of the cub's environment that
+	// pass to the tool unchanged (environment_from_host); nil: none.
+	EnvironmentFromHost []string
 	// Workspace is the tool's working directory.
 	Workspace   string
 	ToolTimeout time.Duration
@@ -28,6 +31,9 @@ type Settings struct {
 	// stopped; zero kills at once.
 	StopGrace     time.Duration
 	MaxConcurrent int
+	// DrainTimeout is how long running tools may go on after the cub is
+	// told to stop; zero stops them at once.
+	DrainTimeout time.Duration
 	// MaxTokensPerClaim fails a run whose reported usage exceeds it, for
 	// good (max_tokens_per_claim); zero means no limit.
 	MaxTokensPerClaim int64
@@ -68,27 +74,29 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		command = nil
 	}
 	return Settings{
-		Agent:             agent,
-		Role:              a.Role,
-		Strategy:          string(a.BiddingStrategy),
-		Consumes:          a.Consumes,
-		BidOnOwnOutputs:   a.BidOnOwnOutputs,
-		BidScript:         a.BidScript,
-		BidScriptTimeout:  a.BidScriptTimeout.Std(),
-		Command:           command,
-		Environment:       a.Environment,
-		Workspace:         workspace,
-		ToolTimeout:       a.Timeout.Std(),
-		StopGrace:         a.StopGrace.Std(),
-		MaxConcurrent:     a.MaxConcurrent,
-		MaxTokensPerClaim: a.MaxTokensPerClaim,
-		MaxOutput:         int(a.MaxOutputBytes.Int64()),
-		MaxPayload:        int(c.Orchestrator.MaxPayloadBytes.Int64()),
-		LeaseTTL:          c.Orchestrator.LeaseTTL.Std(),
-		HeartbeatTTL:      c.Orchestrator.AgentHeartbeatTTL.Std(),
-		BidTimeout:        c.Orchestrator.BidTimeout.Std(),
-		Consumer:          consumer,
-		WorkspaceReadOnly: a.Workspace.Mode != config.WorkspaceReadWrite,
+		Agent:               agent,
+		Role:                a.Role,
+		Strategy:            string(a.BiddingStrategy),
+		Consumes:            a.Consumes,
+		BidOnOwnOutputs:     a.BidOnOwnOutputs,
+		BidScript:           a.BidScript,
+		BidScriptTimeout:    a.BidScriptTimeout.Std(),
+		Command:             command,
+		Environment:         a.Environment,
+		EnvironmentFromHost: a.EnvironmentFromHost,
+		Workspace:           workspace,
+		ToolTimeout:         a.Timeout.Std(),
+		StopGrace:           a.StopGrace.Std(),
+		DrainTimeout:        a.DrainTimeout.Std(),
+		MaxConcurrent:       a.MaxConcurrent,
+		MaxTokensPerClaim:   a.MaxTokensPerClaim,
+		MaxOutput:           int(a.MaxOutputBytes.Int64()),
+		MaxPayload:          int(c.Orchestrator.MaxPayloadBytes.Int64()),
+		LeaseTTL:            c.Orchestrator.LeaseTTL.Std(),
+		HeartbeatTTL:        c.Orchestrator.AgentHeartbeatTTL.Std(),
+		BidTimeout:          c.Orchestrator.BidTimeout.Std(),
+		Consumer:            consumer,
+		WorkspaceReadOnly:   a.Workspace.Mode != config.WorkspaceReadWrite,
 	}, true
 }
 

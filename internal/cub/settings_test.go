@@ -3,6 +3,7 @@ package cub
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/settdev/sett/internal/config"
 )
@@ -30,5 +31,24 @@ agents:
 	usual, ok := SettingsFrom(cfg, "writer", "/workspace", "c")
 	if !ok || !slices.Equal(usual.Command, []string{"sett-writer"}) {
 		t.Errorf("usual agent: command %q, want [sett-writer]", usual.Command)
+	}
+}
+
+// TestSettingsFromCarriesDrainAndPassThrough: drain_timeout and
+// environment_from_host reach the cub's settings.
+func TestSettingsFromCarriesDrainAndPassThrough(t *testing.T) {
+	cfg, _, err := config.Parse([]byte(`version: "1.0"
+agents:
+  writer:
+    command: [sett-writer]
+    drain_timeout: 45s
+    environment_from_host: [OPENAI_API_KEY]
+`), "sett.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, ok := SettingsFrom(cfg, "writer", "/workspace", "c")
+	if !ok || set.DrainTimeout != 45*time.Second || !slices.Equal(set.EnvironmentFromHost, []string{"OPENAI_API_KEY"}) {
+		t.Errorf("drain %v, pass-through %v; want 45s and [OPENAI_API_KEY]", set.DrainTimeout, set.EnvironmentFromHost)
 	}
 }

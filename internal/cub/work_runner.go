@@ -55,8 +55,9 @@ func NewWorkRunner(bb *blackboard.Client, set Settings, builder *ContextBuilder,
 }
 
 // ToolEnv is the tool's complete environment for a claim: the allow-listed
-// base (never Redis credentials), the agent's configured environment and
-// the SETT_* variables of the contract.
+// base with the agent's environment_from_host names (never Redis
+// credentials), the agent's configured environment and the SETT_*
+// variables of the contract.
 func (w *WorkRunner) ToolEnv(claimID string) []string {
 	extra := make(map[string]string, len(w.set.Environment)+4)
 	for k, v := range w.set.Environment {
@@ -66,7 +67,7 @@ func (w *WorkRunner) ToolEnv(claimID string) []string {
 	extra["SETT_AGENT"] = w.set.Agent
 	extra["SETT_CLAIM_ID"] = claimID
 	extra["SETT_WORKSPACE"] = w.set.Workspace
-	return tool.ScrubbedEnv(w.BaseEnv, nil, extra)
+	return tool.ScrubbedEnv(w.BaseEnv, w.set.EnvironmentFromHost, extra)
 }
 
 // Outcome says how a grant ended for the inbox loop.

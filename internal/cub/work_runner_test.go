@@ -356,3 +356,50 @@ func chainIDs(arts []tool.Artefact) []string {
 	}
 	return out
 }
+
+// TestToolSeesOnlyItsPassThroughVariables runs a real tool process for a
+// grant, from a cub whose environment holds two API keys and the Redis
+// password, with environment_from_host naming one key (and one variable
+// the cub does not have): the tool's environment is the contract's, PATH
+// and HOME, and that one key — not the other key, not the password.
+func TestToolSeesOnlyItsPassThroughVariables(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t)
+	target := w.add("Plan")
+	f := newGrant(t, blackboard.GrantExclusive, target, w, nil, nil)
+	ws := t.TempDir()
+	set := Settings{Agent: "me", Role: "maker", Workspace: ws, ToolTimeout: time.Minute,
+		EnvironmentFromHost: []string{"OPENAI_API_KEY", "NOT_IN_THE_CUB"},
+		Command:             []string{"/bin/sh", "-c", `env > "$SETT_WORKSPACE/env.txt"; echo '{"artefact_type":"Code","artefact_payload":"x"}'`}}
+	set.applyDefaults()
+	f.runner = NewWorkRunner(w.bb, set, NewContextBuilder(w.bb, 10), NewMetrics(nil), zerolog.Nop())
+	f.runner.BaseEnv = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/cub", "OPENAI_API_KEY=sk-from-a-secret",
+		"ANTHROPIC_API_KEY=sk-not-listed", "SETT_REDIS_PASSWORD=redis-secret", "KUBERNETES_SERVICE_HOST=10.0.0.1"}
+	if a := f.run(t); a.Type != "Code" {
+		t.Fatalf("the tool's result is %s %q, want Code: %s", a.Type, a.Summary, a.Payload)
+	}
+	raw, err := os.ReadFile(ws + "/env.txt")
+	if err != nil {
+		t.Fatalf("the tool wrote no env.txt: %v", err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	// The shell adds its own bookkeeping variables to what it exports.
+	for _, k := range []string{"PWD", "OLDPWD", "SHLVL", "_"} {
+		delete(got, k)
+	}
+	want := map[string]string{"PATH": os.Getenv("PATH"), "HOME": "/home/cub", "OPENAI_API_KEY": "sk-from-a-secret",
+		"SETT_INSTANCE": w.bb.Instance(), "SETT_AGENT": "me", "SETT_CLAIM_ID": f.msg.ClaimID, "SETT_WORKSPACE": ws}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("the tool sees %s=%q, want %q", k, got[k], v)
+		}
+		delete(got, k)
+	}
+	if len(got) > 0 {
+		t.Errorf("the tool sees variables nobody passed it: %v", got)
+	}
+}

@@ -195,6 +195,17 @@ func (p *Proc) Start() error {
 	return nil
 }
 
+// Signal sends sig to the process without waiting for it to exit (see
+// WaitExit).
+func (p *Proc) Signal(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
 // Kill sends SIGKILL to the process (a crash) and waits for it to exit.
 func (p *Proc) Kill() {
 	p.signal(syscall.SIGKILL)

@@ -68,7 +68,31 @@ func TestBundledRedisRunsWithTheChartsUsers(t *testing.T) {
 		}
 		passwords[k] = string(b)
 	}
-	aclFile := find(t, objs, "Secret", "t-redis-acl").StringData["users.acl"]
+	// The Redis pod's init step builds the ACL file from the users'
+	// rules and the password Secret mounted as files: run it the same way.
+	users := find(t, objs, "ConfigMap", "t-redis-users")
+	pwDir, initDir := t.TempDir(), t.TempDir()
+	for k, v := range passwords {
+		if err := os.WriteFile(filepath.Join(pwDir, k), []byte(v), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"acl-init.sh", "users.rules"} {
+		if err := os.WriteFile(filepath.Join(initDir, f), []byte(users.Data[f]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aclPath := filepath.Join(initDir, "users.acl")
+	initCmd := exec.Command("sh", filepath.Join(initDir, "acl-init.sh"))
+	initCmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PASSWORDS=" + pwDir, "RULES=" + filepath.Join(initDir, "users.rules"), "OUT=" + aclPath}
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		t.Fatalf("the ACL init step failed: %v\n%s", err, out)
+	}
+	aclBytes, err := os.ReadFile(aclPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aclFile := string(aclBytes)
 
 	// The users are internal/acl's, rule for rule, with the Secret's
 	// passwords (hashed); plus the administrator (default).
@@ -95,11 +119,6 @@ func TestBundledRedisRunsWithTheChartsUsers(t *testing.T) {
 
 	// Redis takes the rendered files: the conf (network and paths made
 	// local for the test) and the ACL file.
-	dir := t.TempDir()
-	aclPath := filepath.Join(dir, "users.acl")
-	if err := os.WriteFile(aclPath, []byte(aclFile), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var extra []string
 	for _, line := range strings.Split(find(t, objs, "ConfigMap", "t-redis").Data["redis.conf"], "\n") {
 		f := strings.Fields(line)
@@ -237,4 +256,38 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestBundledRedisInitNamesAMissingPassword: with an existingSecret that
+// lacks a user's key, the Redis pod's init step fails and says which key
+// to add.
+func TestBundledRedisInitNamesAMissingPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds helm")
+	}
+	objs := render(t, "redis.bundled.enabled=true,redis.bundled.existingSecret=mine")
+	for _, o := range objs {
+		if o.Kind == "Secret" {
+			t.Errorf("with existingSecret the chart still renders Secret %s", o.Metadata.Name)
+		}
+	}
+	users := find(t, objs, "ConfigMap", "t-redis-users")
+	pwDir, initDir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(pwDir, "password"), []byte("admin"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"acl-init.sh", "users.rules"} {
+		if err := os.WriteFile(filepath.Join(initDir, f), []byte(users.Data[f]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("sh", filepath.Join(initDir, "acl-init.sh"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PASSWORDS=" + pwDir, "RULES=" + filepath.Join(initDir, "users.rules"), "OUT=" + filepath.Join(initDir, "users.acl")}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `has no key "sett-demo-orchestrator"`) {
+		t.Fatalf("init step with only the admin password: %v\n%s\nwant a failure naming sett-demo-orchestrator", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(initDir, "users.acl")); err == nil {
+		t.Error("the failed init step left an ACL file for Redis to load")
+	}
 }

@@ -28,6 +28,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	agent := fs.String("agent", daemon.EnvOr("SETT_AGENT", ""), "agent name from sett.yml (env SETT_AGENT)")
 	workspace := fs.String("workspace", daemon.EnvOr("SETT_WORKSPACE", defaultWorkspace()), "the tool's working directory (env SETT_WORKSPACE)")
 	consumer := fs.String("consumer", daemon.EnvOr("SETT_CUB_CONSUMER", ""), "stable name of this cub in its inbox group (default: hostname-agent)")
+	drain := fs.String("drain-timeout", daemon.EnvOr("SETT_DRAIN_TIMEOUT", ""), "how long running tools may finish after SIGTERM, e.g. 45s (env SETT_DRAIN_TIMEOUT; default: the agent's drain_timeout in sett.yml)")
 	if err := fs.Parse(args); err != nil {
 		return &daemon.UsageError{Err: err}
 	}
@@ -53,6 +54,13 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	if len(set.Command) == 0 {
 		set.Command = fs.Args()
+	}
+	if *drain != "" {
+		d, err := time.ParseDuration(*drain)
+		if err != nil || d < 0 {
+			return &daemon.UsageError{Err: fmt.Errorf("drain timeout %q (--drain-timeout or SETT_DRAIN_TIMEOUT) is not valid: use a duration like 45s, or 0 to stop tools at once", *drain)}
+		}
+		set.DrainTimeout = d
 	}
 	if err := isolateTools(ctx, &set, log); err != nil {
 		return err

@@ -51,6 +51,9 @@ type planInput struct {
 	// DockerSocket is the host's Docker socket, handed to controller
 	// agents (and to no other container); zero when there are none.
 	DockerSocket dockerSocket
+	// LookupEnvFunc reads the environment of `sett up` for the agents'
+	// environment_from_host names (os.LookupEnv); nil passes none.
+	LookupEnvFunc func(string) (string, bool)
 }
 
 // newStackPlan checks spec and lays out the instance. Errors wrap
@@ -200,6 +203,16 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			// writable home.
 			"HOME=/tmp",
 		)
+		// The cub hands these on to its tool (environment_from_host); a
+		// name `sett up` does not have is left out, as the cub would.
+		for _, k := range a.EnvironmentFromHost {
+			if in.LookupEnvFunc == nil {
+				break
+			}
+			if v, ok := in.LookupEnvFunc(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
 		p.Agents = append(p.Agents, hardened(containerSpec{
 			Name: agentContainer(spec.Name, name), Component: ComponentAgent, Agent: name,
 			Image: a.Image, Cmd: a.Command, Env: env, User: in.User,

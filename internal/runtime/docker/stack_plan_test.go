@@ -347,3 +347,35 @@ func TestUnenforcedLimitsAreNamed(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestStackPlanEnvironmentFromHost: an agent's environment_from_host
+// names are copied from the environment of `sett up` into that agent's
+// container (where its cub hands them to the tool), a name `sett up` lacks
+// is left out, and no other container gets them.
+func TestStackPlanEnvironmentFromHost(t *testing.T) {
+	host := map[string]string{"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-2"}
+	yaml := strings.Replace(planYAML, "    workspace: {mode: rw}\n",
+		"    workspace: {mode: rw}\n    environment_from_host: [OPENAI_API_KEY, NOT_SET]\n", 1)
+	p, err := newStackPlan(runtime.UpSpec{Name: "demo", Workspace: "/ws", ConfigPath: "/ws/sett.yml", Config: parseConfig(t, yaml)},
+		planInput{User: "1000:1000", RedisPassword: "s3cret", LookupEnvFunc: func(k string) (string, bool) {
+			v, ok := host[k]
+			return v, ok
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coder, reviewer := p.Agents[0], p.Agents[1]
+	if v, ok := env(coder, "OPENAI_API_KEY"); !ok || v != "sk-1" {
+		t.Errorf("coder's OPENAI_API_KEY = %q (set %v), want sk-1", v, ok)
+	}
+	for _, s := range []containerSpec{coder, reviewer, p.Orchestrator} {
+		for _, k := range []string{"NOT_SET", "ANTHROPIC_API_KEY"} {
+			if _, ok := env(s, k); ok {
+				t.Errorf("%s has %s", s.Name, k)
+			}
+		}
+	}
+	if _, ok := env(reviewer, "OPENAI_API_KEY"); ok {
+		t.Error("reviewer, which lists nothing, has OPENAI_API_KEY")
+	}
+}

@@ -60,7 +60,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 			return nil, err
 		}
 	}
-	in := planInput{OrchestratorImage: r.opts.OrchestratorImage, User: user, RedisPassword: pw.value}
+	in := planInput{OrchestratorImage: r.opts.OrchestratorImage, User: user, RedisPassword: pw.value, LookupEnvFunc: os.LookupEnv}
 	if spec.Config != nil {
 		if ctl := spec.Config.ControllerAgents(); len(ctl) > 0 {
 			if in.DockerSocket, err = hostDockerSocket(cli.DaemonHost(), ctl); err != nil {

@@ -38,10 +38,13 @@ honour.
 
 {{/* The Secret the components read their Redis passwords from. */}}
 {{- define "sett.passwordSecret" -}}
+{{- if hasKey .Values.redis "passwordSecret" -}}
+{{- fail "redis.passwordSecret was renamed redis.existingSecret (same keys): rename the setting" -}}
+{{- end -}}
 {{- if .Values.redis.bundled.enabled -}}
-{{ include "sett.bundledRedis" . }}
+{{ .Values.redis.bundled.existingSecret | default (include "sett.bundledRedis" .) }}
 {{- else -}}
-{{ .Values.redis.passwordSecret }}
+{{ required "redis.existingSecret is required: the Secret with the Redis passwords" .Values.redis.existingSecret }}
 {{- end -}}
 {{- end }}
 
@@ -69,6 +72,10 @@ services:
     tls:
       enabled: true
       ca_file: /etc/sett/tls/ca.crt
+{{- if .tls.clientCertificate }}
+      cert_file: /etc/sett/tls/tls.crt
+      key_file: /etc/sett/tls/tls.key
+{{- end }}
 {{- if .tls.serverName }}
       server_name: {{ .tls.serverName | quote }}
 {{- end }}
@@ -108,4 +115,68 @@ appendfsync everysec
 maxmemory-policy noeviction
 # The users (default: the administrator) with their password hashes.
 aclfile /etc/redis/acl/users.acl
+{{- end }}
+
+
+{{/* An image reference with .Values.image.registry in front: $ is the
+root, .image the image. */}}
+{{- define "sett.image" -}}
+{{- $reg := .root.Values.image.registry | default "" | trimSuffix "/" -}}
+{{- if $reg -}}{{ $reg }}/{{ end -}}{{ .image }}
+{{- end }}
+
+{{/* Name of a component's ServiceAccount: $ the root, .component its name. */}}
+{{- define "sett.serviceAccount" -}}
+{{ .root.Release.Name }}-{{ .component }}
+{{- end }}
+
+{{/*
+The pod-level settings every component shares: $ the root, .c the
+component's values (nodeSelector, tolerations, affinity), .component the
+ServiceAccount suffix, .podSecurityContext the pod securityContext.
+*/}}
+{{- define "sett.podSpec" -}}
+{{- $v := .root.Values -}}
+serviceAccountName: {{ if $v.serviceAccount.create }}{{ include "sett.serviceAccount" . }}{{ else }}default{{ end }}
+automountServiceAccountToken: false
+{{- with $v.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .podSecurityContext | nindent 2 }}
+{{- with (.c.nodeSelector | default $v.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.c.tolerations | default $v.tolerations) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.c.affinity | default $v.affinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Pod annotations of a component: $ the root, .c its values. */}}
+{{- define "sett.podAnnotations" -}}
+{{- with (.c.podAnnotations | default .root.Values.podAnnotations) }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Refuses settYml agents the chart cannot run: controller-mode agents
+start Docker worker containers, which a pod cannot.
+*/}}
+{{- define "sett.checkSettYml" -}}
+{{- $y := .Values.settYml | fromYaml -}}
+{{- if hasKey $y "Error" }}{{ fail (printf "settYml is not valid YAML: %s" $y.Error) }}{{ end -}}
+{{- if hasKey ($y.services | default dict) "redis" }}{{ fail "settYml sets services.redis: the chart generates it from .Values.redis; remove it" }}{{ end -}}
+{{- range $name, $a := ($y.agents | default dict) -}}
+{{- if eq (toString ($a.mode | default "")) "controller" -}}
+{{- fail (printf "settYml agents.%s: mode controller is not supported on Kubernetes (its cub starts Docker worker containers); run the tool in the agent's own image instead" $name) -}}
+{{- end -}}
+{{- end -}}
 {{- end }}
