@@ -16,13 +16,7 @@ type diffRow struct {
 
 // sideBySide diffs two texts line by line.
 func sideBySide(a, b string) []diffRow {
-	al, bl := difflib.SplitLines(a), difflib.SplitLines(b)
-	for i := range al {
-		al[i] = strings.TrimRight(al[i], "\n")
-	}
-	for i := range bl {
-		bl[i] = strings.TrimRight(bl[i], "\n")
-	}
+	al, bl := lines(a), lines(b)
 	var rows []diffRow
 	for _, op := range difflib.NewMatcher(al, bl).GetOpCodes() {
 		switch op.Tag {
@@ -53,4 +47,13 @@ func sideBySide(a, b string) []diffRow {
 		}
 	}
 	return rows
+}
+
+// lines splits a text into lines without their newlines; an empty text
+// has none.
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

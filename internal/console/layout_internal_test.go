@@ -94,4 +94,3 @@ func TestLayoutPacksOneVersionThreadsIntoFewColumns(t *testing.T) {
 		t.Errorf("%d nodes and %d edges, want 500 and 499", len(g.Nodes), len(g.Edges))
 	}
 }
-

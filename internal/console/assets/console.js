@@ -8,6 +8,10 @@
   var live = body.getAttribute("data-live");
   var dot = document.getElementById("live-dot");
 
+  // A refused decision is rendered at the form's address; put the
+  // inbox's address back so reloads and live refreshes read the inbox.
+  if (/\/approvals\/decide$/.test(location.pathname)) history.replaceState(null, "", base + "/approvals");
+
   function busy() {
     var a = document.activeElement;
     return a && (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT") && a.value !== "";
