@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,7 +79,7 @@ func startConsole(t *testing.T, s *stacktest.Stack, sett string, args ...string)
 
 // browser starts headless Chromium (Debian's chromium on PATH: a missing
 // browser fails the test) and records every JavaScript dialog.
-func browser(t *testing.T) (context.Context, *[]string) {
+func browser(t *testing.T) (context.Context, *dialogLog) {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -89,34 +90,63 @@ func browser(t *testing.T) (context.Context, *[]string) {
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); acancel() })
-	dialogs := &[]string{}
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			*dialogs = append(*dialogs, d.Message)
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-	if err := chromedp.Run(ctx); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start chromium: %v", err)
+	}
+	dialogs := &dialogLog{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			dialogs.add(d.Message)
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
+		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return ctx, dialogs
 }
 
+// dialogLog collects the messages of the dialogs a page opened.
+type dialogLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (d *dialogLog) add(m string) { d.mu.Lock(); d.msgs = append(d.msgs, m); d.mu.Unlock() }
+
+func (d *dialogLog) all() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.msgs...)
+}
+
 // step runs browser actions against one deadline.
-func step(t *testing.T, ctx context.Context, what string, timeout time.Duration, actions ...chromedp.Action) {
+func step(t *testing.T, ctx context.Context, what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := chromedp.Run(sctx, actions...); err != nil {
+	if err := chromedp.Do(sctx, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// read runs one browser action that returns a value.
+func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	v, err := chromedp.Run(sctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
 }
 
 // shot writes a full-page PNG into docs/img for the documentation.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	var png []byte
-	step(t, ctx, "screenshot "+name, wait, chromedp.FullScreenshot(&png, 100))
+	png := read(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
 	dir := filepath.Join("..", "docs", "img")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -127,12 +157,11 @@ func shot(t *testing.T, ctx context.Context, name string) {
 }
 
 // notPwned asserts that no payload ran on the current page.
-func notPwned(t *testing.T, ctx context.Context, dialogs *[]string) {
+func notPwned(t *testing.T, ctx context.Context, dialogs *dialogLog) {
 	t.Helper()
-	var pwned bool
-	step(t, ctx, "read window.pwned", wait, chromedp.Evaluate(`window.pwned !== undefined`, &pwned))
-	if pwned || len(*dialogs) > 0 {
-		t.Fatalf("a payload executed in the console (window.pwned set: %v, dialogs: %v)", pwned, *dialogs)
+	pwned := read(t, ctx, "read window.pwned", chromedp.Evaluate[bool](`window.pwned !== undefined`))
+	if d := dialogs.all(); pwned || len(d) > 0 {
+		t.Fatalf("a payload executed in the console (window.pwned set: %v, dialogs: %v)", pwned, d)
 	}
 }
 
@@ -170,76 +199,62 @@ agents:
 	t.Cleanup(proxy.Close)
 	base := proxy.URL + "/ops/sett"
 
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	step(t, ctx, "open the console through the proxy", wait,
-		chromedp.Navigate(base+"/?token="+tok), chromedp.WaitVisible(`#live-dot.on`, chromedp.ByQuery))
-	var loc string
-	step(t, ctx, "read the location", wait, chromedp.Location(&loc))
-	if strings.Contains(loc, tok) {
+		chromedp.Navigate(base+"/?token="+tok), chromedp.WaitVisible(css(`#live-dot.on`)))
+	if loc := read(t, ctx, "read the location", chromedp.Location()); strings.Contains(loc, tok) {
 		t.Errorf("the token stays in the address bar: %s", loc)
 	}
 
 	wf := s.PostGoal(consoleGoal)
 	row := fmt.Sprintf(`tr[id="wf-%s"]`, wf)
-	step(t, ctx, "the new workflow appears without reload", wait, chromedp.WaitVisible(row, chromedp.ByQuery))
-	var goalText string
-	step(t, ctx, "read the goal cell", wait, chromedp.Text(row+" td.goal", &goalText, chromedp.ByQuery))
-	if !strings.Contains(goalText, "<script>window.pwned=1</script>") {
-		t.Errorf("the goal shows as %q, want its markup as text", goalText)
+	step(t, ctx, "the new workflow appears without reload", wait, chromedp.WaitVisible(css(row)))
+	if goal := read(t, ctx, "read the goal cell", chromedp.Text(css(row+" td.goal"))); !strings.Contains(goal, "<script>window.pwned=1</script>") {
+		t.Errorf("the goal shows as %q, want its markup as text", goal)
 	}
 	notPwned(t, ctx, dialogs)
 	shot(t, ctx, "console-list.png")
 
 	v1 := waitPending(t, s, wf, 1)
-	step(t, ctx, "go to the approvals inbox", wait, chromedp.Click(`#nav-approvals`, chromedp.ByQuery),
-		chromedp.WaitVisible(fmt.Sprintf(`section[data-artefact="%s"]`, v1.ArtefactID), chromedp.ByQuery))
+	v1sel := fmt.Sprintf(`section[data-artefact="%s"]`, v1.ArtefactID)
+	step(t, ctx, "go to the approvals inbox", wait, chromedp.Click(css(`#nav-approvals`)), chromedp.WaitVisible(css(v1sel)))
 	notPwned(t, ctx, dialogs)
 	shot(t, ctx, "console-approvals.png")
-	step(t, ctx, "approve v1 by button", wait,
-		chromedp.Click(fmt.Sprintf(`section[data-artefact="%s"] button.approve`, v1.ArtefactID), chromedp.ByQuery),
-		chromedp.WaitNotPresent(fmt.Sprintf(`section[data-artefact="%s"]`, v1.ArtefactID), chromedp.ByQuery))
+	step(t, ctx, "approve v1 by button", wait, chromedp.Click(css(v1sel+` button.approve`)), chromedp.WaitNotPresent(css(v1sel)))
 
 	v2 := waitPending(t, s, wf, 2)
 	v2sel := fmt.Sprintf(`section[data-artefact="%s"]`, v2.ArtefactID)
-	step(t, ctx, "v2 appears in the inbox without reload", wait, chromedp.WaitVisible(v2sel, chromedp.ByQuery))
+	step(t, ctx, "v2 appears in the inbox without reload", wait, chromedp.WaitVisible(css(v2sel)))
 	// A decision on the superseded v1 (a stale form) is refused with the
 	// reason shown.
 	step(t, ctx, "submit a stale decision on v1", wait,
-		chromedp.SetAttributeValue(v2sel+` .approve-form input[name=artefact]`, "value", v1.ArtefactID, chromedp.ByQuery),
-		chromedp.Click(v2sel+` button.approve`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#error`, chromedp.ByQuery))
-	var refusal string
-	step(t, ctx, "read the refusal", wait, chromedp.Text(`#error`, &refusal, chromedp.ByQuery))
-	if !strings.Contains(refusal, "Refused") || !strings.Contains(refusal, "version 2") {
+		chromedp.SetAttributeValue(css(v2sel+` .approve-form input[name=artefact]`), "value", v1.ArtefactID),
+		chromedp.Click(css(v2sel+` button.approve`)), chromedp.WaitVisible(css(`#error`)))
+	if refusal := read(t, ctx, "read the refusal", chromedp.Text(css(`#error`))); !strings.Contains(refusal, "Refused") || !strings.Contains(refusal, "version 2") {
 		t.Errorf("stale decision shows %q, want it refused naming version 2", refusal)
 	}
 	shot(t, ctx, "console-stale-decision.png")
 	step(t, ctx, "approve v2 with the keyboard", wait,
-		chromedp.WaitVisible(v2sel+`.focus`, chromedp.ByQuery), chromedp.KeyEvent("a"),
-		chromedp.WaitNotPresent(v2sel, chromedp.ByQuery))
+		chromedp.WaitVisible(css(v2sel+`.focus`)), chromedp.KeyEvent("a"), chromedp.WaitNotPresent(css(v2sel)))
 
-	step(t, ctx, "open the workflow", wait, chromedp.Navigate(base+"/w/"+wf), chromedp.WaitVisible(`#graph`, chromedp.ByQuery))
+	step(t, ctx, "open the workflow", wait, chromedp.Navigate(base+"/w/"+wf), chromedp.WaitVisible(css(`#graph`)))
 	step(t, ctx, "the workflow completes on the page", 2*wait,
-		chromedp.WaitVisible(`//span[@id="wf-status" and text()="completed"]`, chromedp.BySearch))
-	var nodes []string
-	step(t, ctx, "read the graph", wait, chromedp.Evaluate(
-		`Array.from(document.querySelectorAll('#graph .node')).map(n => n.getAttribute('class') + ' | ' + n.textContent.replace(/\s+/g, ' ').trim())`, &nodes))
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="wf-status" and text()="completed"]`)))
+	nodes := read(t, ctx, "read the graph", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('#graph .node')).map(n => n.getAttribute('class') + ' | ' + n.textContent.replace(/\s+/g, ' ').trim())`))
 	graph := strings.Join(nodes, "\n")
 	for _, want := range []string{"Plan v1", "Plan v2", "review-no", "review-ok", "approved by carol"} {
 		if !strings.Contains(graph, want) {
 			t.Errorf("the graph lacks %q:\n%s", want, graph)
 		}
 	}
-	var versionEdges int
-	step(t, ctx, "count version edges", wait, chromedp.Evaluate(`document.querySelectorAll('#graph path.edge.version').length`, &versionEdges))
-	if versionEdges < 1 {
+	if n := read(t, ctx, "count version edges", chromedp.Evaluate[int](`document.querySelectorAll('#graph path.edge.version').length`)); n < 1 {
 		t.Errorf("no v1 → v2 edge in the graph")
 	}
 	notPwned(t, ctx, dialogs)
 	shot(t, ctx, "console-workflow.png")
-	step(t, ctx, "compare v1 and v2", wait, chromedp.Click(`a.diff-link`, chromedp.ByQuery), chromedp.WaitVisible(`#diff`, chromedp.ByQuery))
-	var changed int
-	step(t, ctx, "count changed lines", wait, chromedp.Evaluate(`document.querySelectorAll('#diff tr.add, #diff tr.change').length`, &changed))
-	if changed == 0 {
+	step(t, ctx, "compare v1 and v2", wait, chromedp.Click(css(`a.diff-link`)), chromedp.WaitVisible(css(`#diff`)))
+	if n := read(t, ctx, "count changed lines", chromedp.Evaluate[int](`document.querySelectorAll('#diff tr.add, #diff tr.change').length`)); n == 0 {
 		t.Error("the diff of v1 and v2 shows no change")
 	}
 	shot(t, ctx, "console-diff.png")
