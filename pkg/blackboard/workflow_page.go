@@ -62,7 +62,7 @@ func (c *Client) ListWorkflowPage(ctx context.Context, q WorkflowQuery) (Workflo
 	filtered := q.Status != "" || text != ""
 	batch := q.Limit
 	if filtered {
-		batch = max(q.Limit, 200)
+		batch = min(max(q.Limit, 200), q.MaxScan)
 	}
 	var p WorkflowPage
 	for {
