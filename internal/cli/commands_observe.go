@@ -9,5 +9,6 @@ func addObservabilityCommands(root *cobra.Command, app *App) {
 		newWatchCmd(app),
 		newHoardCmd(app),
 		newStatusCmd(app),
+		newUICmd(app),
 	)
 }

@@ -153,11 +153,13 @@ const (
 	ChannelCLI         DecisionChannel = "cli"
 	ChannelVaultMove   DecisionChannel = "vault_move"
 	ChannelFrontmatter DecisionChannel = "frontmatter"
+	// ChannelConsole is a decision made in the web console (`sett ui`).
+	ChannelConsole DecisionChannel = "console"
 )
 
 // AllDecisionChannels lists every channel.
 func AllDecisionChannels() []DecisionChannel {
-	return []DecisionChannel{ChannelCLI, ChannelVaultMove, ChannelFrontmatter}
+	return []DecisionChannel{ChannelCLI, ChannelVaultMove, ChannelFrontmatter, ChannelConsole}
 }
 
 // Valid reports whether c is a known channel.
