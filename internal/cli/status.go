@@ -37,6 +37,8 @@ type statusReport struct {
 	Agents   []agentReport     `json:"agents"`
 	Claims   claimReport       `json:"claims"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// Isolation is how the local runtime isolates tools ("" elsewhere).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // pauseReport says since when, by whom and why the instance is paused.
@@ -313,6 +315,12 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	if rec != nil && rec.Workspace != "" {
 		workspace = rec.Workspace
 	}
+	if rec != nil && rec.Isolation != "" {
+		r.Isolation = rec.Isolation
+		if strings.HasPrefix(rec.Isolation, "none") {
+			r.Warnings = append(r.Warnings, "tools are not isolated: "+rec.Isolation)
+		}
+	}
 	roles, hbTTL, warning := configuredAgents(workspace)
 	if warning != "" {
 		r.Warnings = append(r.Warnings, warning)
@@ -459,6 +467,9 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 			}
 		}
 		_ = t.flush()
+	}
+	if r.Isolation != "" {
+		fmt.Fprintf(w, "\nisolation: %s\n", termsafe.String(r.Isolation))
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\n%s %s\n", style.paint(colourYellow, "warning:"), termsafe.String(warn))

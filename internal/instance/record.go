@@ -51,6 +51,9 @@ type Record struct {
 	// SupervisorPID is the local runtime's supervisor process.
 	SupervisorPID int                  `json:"supervisor_pid,omitempty"`
 	Components    map[string]Component `json:"components,omitempty"`
+	// Isolation says how the local runtime isolates tools, in one line
+	// for `sett status` ("" for other runtimes).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // SettDir is the workspace's legacy private directory. Earlier versions

@@ -93,7 +93,9 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	u := &upRun{r: r, spec: spec, sd: sd, bins: bins, external: external}
-	warnIsolation(ctx, spec, bins.cub)
+	if err := checkIsolation(ctx, spec, bins.cub); err != nil {
+		return nil, err
+	}
 	rec, err := u.run(ctx)
 	if err != nil {
 		u.rollback(ctx)
@@ -240,6 +242,7 @@ func (u *upRun) run(ctx context.Context) (*instance.Record, error) {
 		Name: u.spec.Name, Runtime: instance.RuntimeLocal, Workspace: u.spec.Workspace,
 		RedisURL: u.redisURL, HashTag: cfg.Services.Redis.HashTag, CreatedAt: u.r.now().UTC(),
 		StateDir: u.sd.path(), SupervisorPID: u.supervisorPID, Components: map[string]instance.Component{},
+		Isolation: isolationSummary(cfg),
 	}
 	for _, c := range plan.Components {
 		rec.Components[c.Name] = instance.Component{HTTPAddr: c.HTTPAddr, PID: st.Components[c.Name].PID, LogPath: c.LogPath}
@@ -341,11 +344,9 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			"SETT_WORKSPACE":    u.spec.Workspace,
 			"SETT_CUB_CONSUMER": u.spec.Name + "-" + agent,
 			"PATH":              path,
-			// The cub's tool ledger, which outlives a killed cub, and what
-			// its tools' sandbox hides (see daemon.isolateTools).
-			"SETT_RUN_DIR":   filepath.Join(u.sd.path(), "run", agent),
-			"SETT_TOOL_HIDE": strings.Join(toolHiddenDirs(u.spec.Workspace), string(os.PathListSeparator)),
-		})
+			// The cub's tool ledger, which outlives a killed cub.
+			"SETT_RUN_DIR": filepath.Join(u.sd.path(), "run", agent),
+		}, isolationEnv(u.spec)) // what its tools' sandbox hides (see cubd.isolateTools)
 		argv := []string{u.bins.cub}
 		if a := cfg.Agents[agent]; a.IsController() {
 			// The cub takes its tool, the worker launcher, from its
