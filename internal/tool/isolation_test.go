@@ -286,10 +286,62 @@ func TestSandboxedToolStopsOnSIGTERM(t *testing.T) {
 		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
 		return
 	}
-	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; while :; do sleep 0.05; done"},
-		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 500 * time.Millisecond, StopGrace: 20 * time.Second,
+	// The run is cancelled once the tool has set its trap (it says so
+	// with a file), not after a fixed time: the sandbox takes longer to
+	// build on a busy host.
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		eventually.True(t, time.Minute, "the tool set its trap", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "ready"))
+			return err == nil
+		})
+		cancel()
+	}()
+	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; : > ready; while :; do sleep 0.05; done"},
+		Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, StopGrace: 20 * time.Second,
 		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
-	if r.Failure != FailureTimeout || !strings.Contains(string(r.Stdout), "got-term") {
-		t.Errorf("failure %q, stdout %q: want a timeout that the tool saw as SIGTERM", r.Failure, r.Stdout)
+	if r.Failure != FailureCanceled || !strings.Contains(string(r.Stdout), "got-term") {
+		t.Errorf("failure %q, stdout %q: want a cancellation that the tool saw as SIGTERM", r.Failure, r.Stdout)
+	}
+}
+
+// The sandbox's watchdog kills a tool whose fence passes, without anyone
+// cancelling the run (the cub may be frozen), and a fence that moved
+// keeps it alive past the first deadline.
+func TestSandboxWatchdogKillsAtTheFence(t *testing.T) {
+	if ProbeSandbox(context.Background(), os.Args[0], nil) != nil {
+		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
+		return
+	}
+	fence := NewFence(time.Now().Add(300 * time.Millisecond))
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "exec sleep 300"},
+		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &Sandbox{HelperPath: os.Args[0]}, Fence: fence})
+	if r.Failure != FailureExitNonzero || r.ExitCode != 137 || !strings.Contains(string(r.Stderr), "lease lapsed") {
+		t.Errorf("failure %q (%s), exit %d, stderr %q: want the watchdog's kill (exit 137)", r.Failure, r.Detail, r.ExitCode, r.Stderr)
+	}
+
+	// Renewed like a lease (a deadline 1s ahead, every 100ms) for 3s, the
+	// tool lives on; it finishes when told to.
+	dir := t.TempDir()
+	fence = NewFence(time.Now().Add(time.Hour))
+	go func() {
+		eventually.True(t, time.Minute, "the tool starts", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "ready"))
+			return err == nil
+		})
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); <-tick.C {
+			fence.Extend(time.Now().Add(time.Second))
+		}
+		fence.Extend(time.Now().Add(time.Hour))
+		_ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	}()
+	r = runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", ": > ready; while [ ! -e go ]; do sleep 0.05; done; echo done"},
+		Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &Sandbox{HelperPath: os.Args[0]}, Fence: fence})
+	if r.Failure != "" || !strings.Contains(string(r.Stdout), "done") {
+		t.Errorf("failure %q (%s), stderr %q: the extended fence should have kept the tool alive", r.Failure, r.Detail, r.Stderr)
 	}
 }
