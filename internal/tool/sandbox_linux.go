@@ -323,15 +323,36 @@ var privateTmp = []string{"/tmp", "/var/tmp", "/dev/shm"}
 // readOnlyView turns every mount of the namespace read-only, mounts a
 // private tmpfs on each of privateTmp, and mounts the workspace — taken
 // before anything covered it, idmapped so that its owner's files belong to
-// the tool's uid — back at its path.
+// the tool's uid — back at its path. The tool's program directories (its
+// command's, and its PATH's) that the private tmpfs would cover or that the
+// tool's uid could not reach are mounted back the same way, read-only.
 func readOnlyView(req sandboxRequest) error {
-	ws := -1
+	type kept struct {
+		dir string
+		fd  int
+	}
+	var keep []kept
+	defer func() {
+		for _, k := range keep {
+			unix.Close(k.fd)
+		}
+	}()
 	if req.Workspace != "" {
-		var err error
-		if ws, err = idmappedWorkspace(req.Workspace, req.ToolUID, slicesContains(req.ReadOnly, req.Workspace)); err != nil {
+		fd, err := idmappedTree(req.Workspace, req.ToolUID, slicesContains(req.ReadOnly, req.Workspace))
+		if err != nil {
 			return err
 		}
-		defer unix.Close(ws)
+		keep = append(keep, kept{req.Workspace, fd})
+	}
+	for _, dir := range programDirs(req) {
+		if dir == req.Workspace || !needsKeeping(dir, req.ToolUID) {
+			continue
+		}
+		fd, err := idmappedTree(dir, req.ToolUID, true)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, kept{dir, fd})
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE,
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
@@ -345,29 +366,72 @@ func readOnlyView(req sandboxRequest) error {
 			return fmt.Errorf("private %s: %w", dir, err)
 		}
 	}
-	if ws < 0 {
-		return nil
+	dirs := make([]string, len(keep))
+	for i, k := range keep {
+		dirs[i] = k.dir
 	}
-	if err := reachable(req.Workspace, req.ToolUID); err != nil {
+	if err := reachable(dirs, req.ToolUID); err != nil {
 		return err
 	}
-	if err := unix.MoveMount(ws, "", unix.AT_FDCWD, req.Workspace, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("mount the workspace %s: %w", req.Workspace, err)
+	for _, k := range keep {
+		if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("mount %s in the sandbox: %w", k.dir, err)
+		}
 	}
 	return nil
 }
 
-// idmappedWorkspace returns a detached copy of the workspace's mount in
-// which the uid and gid that own the workspace are uid (the tool's), and
-// that is read-only when ro is set; nosuid and nodev either way.
-func idmappedWorkspace(dir string, uid int, ro bool) (int, error) {
+// programDirs are the directories the tool's program may come from: its
+// command's and its PATH's (absolute, existing ones).
+func programDirs(req sandboxRequest) []string {
+	var out []string
+	if filepath.IsAbs(req.Path) {
+		out = append(out, filepath.Dir(req.Path))
+	}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if filepath.IsAbs(d) && !slicesContains(out, filepath.Clean(d)) {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				out = append(out, filepath.Clean(d))
+			}
+		}
+	}
+	return out
+}
+
+// needsKeeping reports whether dir would be lost to the tool: under a
+// private tmpfs, or not reachable by uid.
+func needsKeeping(dir string, uid int) bool {
+	for _, t := range privateTmp {
+		if dir == t || strings.HasPrefix(dir, t+"/") {
+			return true
+		}
+	}
+	p := "/"
+	for _, part := range strings.Split(strings.Trim(dir, "/"), "/") {
+		p = filepath.Join(p, part)
+		st, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		if !searchable(st, uid) {
+			return true
+		}
+	}
+	return false
+}
+
+// idmappedTree returns a detached copy of dir's mount (the workspace, or a
+// program directory) in which the uid and gid that own dir are uid (the
+// tool's), and that is read-only when ro is set; nosuid and nodev either
+// way.
+func idmappedTree(dir string, uid int, ro bool) (int, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
-		return -1, fmt.Errorf("workspace: %w", err)
+		return -1, fmt.Errorf("sandbox: %w", err)
 	}
 	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
-		return -1, fmt.Errorf("take the workspace %s: %w", dir, err)
+		return -1, fmt.Errorf("take %s into the sandbox: %w", dir, err)
 	}
 	ns, err := idmapUserns(int(st.Uid), int(st.Gid), uid)
 	if err != nil {
@@ -381,7 +445,7 @@ func idmappedWorkspace(dir string, uid int, ro bool) (int, error) {
 	}
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("idmap the workspace %s to uid %d (the file system must support idmapped mounts, Linux 5.12+): %w", dir, uid, err)
+		return -1, fmt.Errorf("idmap %s to uid %d (the file system must support idmapped mounts, Linux 5.12+): %w", dir, uid, err)
 	}
 	return fd, nil
 }
@@ -416,36 +480,40 @@ func idmapUserns(ownerUID, ownerGID, uid int) (int, error) {
 	return ns, nil
 }
 
-// reachable makes every directory from / down to dir traversable by uid:
-// the first ancestor that is not (such as /root, mode 0700) is covered by
-// an empty read-only tmpfs holding only the path down to dir, which hides
-// nothing the tool could have reached anyway. dir itself is created where
-// it is missing (under a private /tmp).
-func reachable(dir string, uid int) error {
-	parts := strings.Split(strings.Trim(filepath.Clean(dir), "/"), "/")
-	p := "/"
-	for i, part := range parts[:len(parts)-1] {
-		p = filepath.Join(p, part)
-		st, err := os.Stat(p)
-		if err != nil {
-			break // under a private tmpfs: created below
+// reachable makes every directory from / down to each of dirs traversable
+// by uid: the first ancestor that is not (such as /root, mode 0700) is
+// covered by an empty tmpfs holding only the paths down to dirs, which
+// hides nothing the tool could have reached anyway, and is then made
+// read-only. Each of dirs is created where it is missing (under a private
+// /tmp), as a mount point.
+func reachable(dirs []string, uid int) error {
+	var covers []string
+	for _, dir := range dirs {
+		parts := strings.Split(strings.Trim(filepath.Clean(dir), "/"), "/")
+		p := "/"
+		for _, part := range parts[:len(parts)-1] {
+			p = filepath.Join(p, part)
+			st, err := os.Stat(p)
+			if err != nil {
+				break // under a private tmpfs: created below
+			}
+			if searchable(st, uid) {
+				continue
+			}
+			if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+				return fmt.Errorf("make %s traversable to %s: %w", p, dir, err)
+			}
+			covers = append(covers, p)
+			break
 		}
-		if searchable(st, uid) {
-			continue
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("the path to %s in the sandbox: %w", dir, err)
 		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
-			return fmt.Errorf("make %s traversable to the workspace: %w", p, err)
-		}
-		if err := os.MkdirAll(filepath.Join(p, filepath.Join(parts[i+1:]...)), 0o755); err != nil {
-			return fmt.Errorf("the path to the workspace under %s: %w", p, err)
-		}
+	}
+	for _, p := range covers {
 		if err := unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
 			return fmt.Errorf("make %s read-only: %w", p, err)
 		}
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("the path to the workspace %s: %w", dir, err)
 	}
 	return nil
 }
