@@ -338,6 +338,13 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	}
 	for i, agent := range agents {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[1+i])
+		isolation := isolationEnv(u.spec)
+		if cfg.Agents[agent].IsController() {
+			// A controller's tool is Sett's own worker launcher, which
+			// needs the Docker socket; the agent's code runs in the
+			// worker container, which is its isolation.
+			isolation = nil
+		}
 		env := withEnv(baseEnv(os.Environ()), common, map[string]string{
 			"SETT_HTTP_ADDR":    addr,
 			"SETT_AGENT":        agent,
@@ -346,7 +353,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			"PATH":              path,
 			// The cub's tool ledger, which outlives a killed cub.
 			"SETT_RUN_DIR": filepath.Join(u.sd.path(), "run", agent),
-		}, isolationEnv(u.spec)) // what its tools' sandbox hides (see cubd.isolateTools)
+		}, isolation) // what its tools' sandbox hides (see cubd.isolateTools)
 		argv := []string{u.bins.cub}
 		if a := cfg.Agents[agent]; a.IsController() {
 			// The cub takes its tool, the worker launcher, from its
