@@ -39,6 +39,8 @@ type statusReport struct {
 	// Retries are the failed attempts whose retry waits for its backoff.
 	Retries  []pendingRetryView `json:"pending_retries"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Isolation is how the local runtime isolates tools ("" elsewhere).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // pauseReport says since when, by whom and why the instance is paused.
@@ -344,6 +346,12 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	if r.Retries, err = collectPendingRetries(ctx, bb, claims, configuredAttempts(workspace)); err != nil {
 		return nil, err
 	}
+	if rec != nil && rec.Isolation != "" {
+		r.Isolation = rec.Isolation
+		if strings.HasPrefix(rec.Isolation, "none") {
+			r.Warnings = append(r.Warnings, "tools are not isolated: "+rec.Isolation)
+		}
+	}
 	roles, hbTTL, warning := configuredAgents(workspace)
 	if warning != "" {
 		r.Warnings = append(r.Warnings, warning)
@@ -540,6 +548,9 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 			}
 		}
 		_ = t.flush()
+	}
+	if r.Isolation != "" {
+		fmt.Fprintf(w, "\nisolation: %s\n", termsafe.String(r.Isolation))
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\n%s %s\n", style.paint(colourYellow, "warning:"), termsafe.String(warn))

@@ -42,6 +42,14 @@ type Config struct {
 	// Services configures the services the instance runs on.
 	Services ServicesConfig `yaml:"services"`
 
+	// Isolation is how the local runtime isolates tools: "sandbox"
+	// (default) or "none" (tools run unisolated; only by explicit
+	// choice). See docs/security.md.
+	Isolation Isolation `yaml:"isolation"`
+	// ToolUID is the uid and gid a tool runs as when Sett runs as root
+	// (local runtime, sandbox isolation). Default 65532; must be > 0.
+	ToolUID int `yaml:"tool_uid"`
+
 	// src remembers where each value came from, for messages; nil for a
 	// Config built in code.
 	src *source

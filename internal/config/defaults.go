@@ -105,6 +105,7 @@ func (c *Config) ApplyDefaults() {
 	c.Escalation.applyDefaults(c)
 	c.Vault.applyDefaults(c)
 	c.Retention.applyDefaults(c)
+	c.applyIsolationDefaults()
 
 	if c.Services.Redis.Image == "" {
 		c.Services.Redis.Image = DefaultRedisImage

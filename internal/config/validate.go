@@ -91,6 +91,7 @@ func (c *Config) Validate() error {
 	c.Escalation.validate(v)
 	c.Vault.validate(v)
 	c.Retention.validate(v)
+	c.validateIsolation(v)
 	c.Services.Redis.validate(v, "services.redis")
 	c.Services.Containers.validate(v, "services.containers")
 

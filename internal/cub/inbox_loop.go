@@ -409,9 +409,9 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l.keeper.Hold(g.ClaimID, g.Token, g.StreamID, cancel)
+	fence := l.keeper.Hold(g.ClaimID, g.Token, g.StreamID, cancel)
 	l.m.Grants.WithLabelValues(string(g.Grant)).Inc()
-	outcome, err := l.runner.Run(workCtx, g, view, readAt)
+	outcome, err := l.runner.Run(workCtx, g, view, readAt, fence)
 	if outcome == Stored {
 		l.keeper.Forget(g.ClaimID) // released by the result's own script
 	} else {

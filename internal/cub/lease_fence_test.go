@@ -89,3 +89,29 @@ func TestDeadNetworkStopsTheToolAtOnce(t *testing.T) {
 		t.Error("the keeper still holds the lease it gave up")
 	}
 }
+
+// Every renewal moves the fence that a sandboxed tool's watchdog holds:
+// to five sixths of the TTL after the beat was sent, before Redis can let
+// the lease expire.
+func TestRenewalMovesTheWatchdogFence(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	bb, err := blackboard.Dial(t.Context(), srv.URL(), blackboard.Options{Instance: redistest.Instance(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bb.Close() })
+	ttl := 6 * time.Second
+	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: ttl, HeartbeatTTL: ttl}, NewMetrics(nil), zerolog.Nop())
+	before := time.Now()
+	fence := k.Hold("claim-1", "1", "", func(error) {}) // no inbox entry: nothing to XCLAIM
+	d0 := fence.Deadline()
+	if d0.Before(before.Add(ttl*5/6)) || d0.After(time.Now().Add(ttl*5/6)) {
+		t.Fatalf("first deadline %v after Hold, want five sixths of the TTL (%v)", d0.Sub(before), ttl*5/6)
+	}
+	sent := time.Now()
+	k.Beat(t.Context())
+	if d1 := fence.Deadline(); !d1.After(d0) || d1.Before(sent.Add(ttl*5/6)) {
+		t.Errorf("deadline after a renewal sent %v after Hold: %v, want at least %v", sent.Sub(before), d1.Sub(before), sent.Add(ttl*5/6).Sub(before))
+	}
+}

@@ -42,6 +42,20 @@ type heldLease struct {
 	// lease taken): Redis keeps the lease until at least renewedAt plus
 	// the lease TTL, and not much longer.
 	renewedAt time.Time
+	// fence is the deadline the tool's sandbox kills it at on its own
+	// (see watchdogDeadline).
+	fence *tool.Fence
+}
+
+// watchdogDeadline is when the sandbox of a tool whose lease was last
+// renewed at renewedAt kills it without asking the cub: five sixths of the
+// TTL, after the keeper's own fence (two thirds, see fenceUnrenewed) and
+// before Redis can let the lease expire (the whole TTL), so that the tool
+// is gone before the claim can be granted again even when this cub is
+// stopped, starved or frozen. The sixth left is the margin for the kill
+// itself.
+func (k *LeaseKeeper) watchdogDeadline(renewedAt time.Time) time.Time {
+	return renewedAt.Add(k.set.LeaseTTL * 5 / 6)
 }
 
 // errLeaseLost cancels work whose lease Redis no longer holds for this
@@ -55,11 +69,16 @@ func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog
 }
 
 // Hold registers a lease the cub took for the grant entry streamID;
-// cancel is called if it is lost, or if it cannot be renewed in time.
-func (k *LeaseKeeper) Hold(claimID, token, streamID string, cancel context.CancelCauseFunc) {
+// cancel is called if it is lost, or if it cannot be renewed in time. The
+// fence it returns, given to the tool's run (tool.Spec.Fence), moves with
+// every renewal.
+func (k *LeaseKeeper) Hold(claimID, token, streamID string, cancel context.CancelCauseFunc) *tool.Fence {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.held[claimID] = heldLease{token: token, streamID: streamID, cancel: cancel, renewedAt: time.Now()}
+	now := time.Now()
+	f := tool.NewFence(k.watchdogDeadline(now))
+	k.held[claimID] = heldLease{token: token, streamID: streamID, cancel: cancel, renewedAt: now, fence: f}
+	return f
 }
 
 // Drop forgets a lease (the grant is done) and releases it in Redis.
@@ -167,6 +186,7 @@ func (k *LeaseKeeper) Beat(ctx context.Context) {
 		if h.renewedAt.Before(sent) {
 			h.renewedAt = sent
 			k.held[id] = h
+			h.fence.Extend(k.watchdogDeadline(sent))
 		}
 	}
 	var gone []heldLease

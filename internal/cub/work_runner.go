@@ -88,8 +88,9 @@ const (
 )
 
 // Run executes grant g (read from the inbox at readAt, with view read when
-// its lease was taken) and reports how it ended.
-func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *blackboard.GrantView, readAt time.Time) (Outcome, error) {
+// its lease was taken) and reports how it ended. fence (nil: none) is the
+// lease's deadline, which a sandboxed tool cannot outlive.
+func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *blackboard.GrantView, readAt time.Time, fence *tool.Fence) (Outcome, error) {
 	log := w.log.With().Str("claim_id", g.ClaimID).Str("workflow_id", g.WorkflowID).Str("grant", string(g.Grant)).Logger()
 	chain, err := w.builder.Build(ctx, view.Target, view.Claim)
 	if err != nil {
@@ -140,7 +141,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	}
 	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
 		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
-		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox}
+		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox, Fence: fence}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")

@@ -63,7 +63,7 @@ func (f *grantFixture) run(t *testing.T) *blackboard.Artefact {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outcome, err := f.runner.Run(ctx, blackboard.InboxEntry{InboxMessage: f.msg}, view, time.Now())
+	outcome, err := f.runner.Run(ctx, blackboard.InboxEntry{InboxMessage: f.msg}, view, time.Now(), nil)
 	if err != nil || outcome != Stored {
 		t.Fatalf("Run = %v, %v; want Stored", outcome, err)
 	}

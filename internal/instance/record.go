@@ -57,6 +57,9 @@ type Record struct {
 	// up`). Empty in records of earlier versions.
 	ConfigPath   string `json:"config_path,omitempty"`
 	ConfigSHA256 string `json:"config_sha256,omitempty"`
+	// Isolation says how the local runtime isolates tools, in one line
+	// for `sett status` ("" for other runtimes).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // SettDir is the workspace's legacy private directory. Earlier versions

@@ -217,33 +217,7 @@ const unprivilegedEnv = "SETT_TOOL_TEST_AS_UID"
 // workspace. (Run as root, the test reruns itself as uid 65534.)
 func TestSandboxWithoutRoot(t *testing.T) {
 	if os.Geteuid() == 0 {
-		// t.TempDir's parent is private to root: use a directory uid 65534
-		// can reach.
-		dir, err := os.MkdirTemp("", "sett-sandbox-unpriv-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		if err := os.Chmod(dir, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		self, err := os.ReadFile(os.Args[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(dir, "tool.test")
-		if err := os.WriteFile(bin, self, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "-test.run=^TestSandboxWithoutRoot$", "-test.v")
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/bin:/bin", unprivilegedEnv + "=65534", "TMPDIR=" + dir}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS") {
-			t.Fatalf("as uid 65534: %v\n%s", err, out)
-		}
-		t.Logf("as uid 65534:\n%s", out)
+		rerunAsNobody(t, "TestSandboxWithoutRoot")
 		return
 	}
 	ctx := context.Background()
@@ -262,7 +236,7 @@ func TestSandboxWithoutRoot(t *testing.T) {
 		t.Fatalf("the user cannot read its own secret (%v): the test would prove nothing", err)
 	}
 	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c",
-		`cat "$SECRET"/redis.password 2>&1; echo x > written 2>&1 || echo "write refused"; id -u; grep Cap /proc/self/status`},
+		`cat "$SECRET"/redis.password 2>&1; echo x > written 2>&1 || echo "write refused"; id -u; grep -E 'Cap|NoNewPrivs' /proc/self/status`},
 		Dir: ws, Env: []string{"PATH=/usr/bin:/bin", "SECRET=" + secretDir},
 		Sandbox: &Sandbox{HelperPath: os.Args[0], Hide: []string{secretDir}, ReadOnly: []string{ws}}})
 	out := string(r.Stdout) + string(r.Stderr)
@@ -271,6 +245,12 @@ func TestSandboxWithoutRoot(t *testing.T) {
 	}
 	if strings.Contains(out, "hunter2") || !strings.Contains(out, "write refused") {
 		t.Errorf("the unprivileged sandbox leaked or let the tool write:\n%s", out)
+	}
+	for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the unprivileged tool's status lacks %q:\n%s", want, out)
+		}
 	}
 	if !strings.Contains(out, "\n"+strconv.Itoa(os.Geteuid())+"\n") || !strings.Contains(out, "CapEff:\t0000000000000000") {
 		t.Errorf("the tool does not run as uid %d without capabilities:\n%s", os.Geteuid(), out)
@@ -286,11 +266,24 @@ func TestSandboxedToolStopsOnSIGTERM(t *testing.T) {
 		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
 		return
 	}
-	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; while :; do sleep 0.05; done"},
-		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 500 * time.Millisecond, StopGrace: 20 * time.Second,
+	// The run is cancelled once the tool has set its trap (it says so
+	// with a file), not after a fixed time: the sandbox takes longer to
+	// build on a busy host.
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		eventually.True(t, time.Minute, "the tool set its trap", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "ready"))
+			return err == nil
+		})
+		cancel()
+	}()
+	r := runBounded(t, ctx, Spec{Command: []string{"/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; grep SigIgn /proc/self/status; : > ready; while :; do sleep 0.05; done"},
+		Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, StopGrace: 20 * time.Second,
 		Sandbox: &Sandbox{HelperPath: os.Args[0]}})
-	if r.Failure != FailureTimeout || !strings.Contains(string(r.Stdout), "got-term") {
-		t.Errorf("failure %q, stdout %q: want a timeout that the tool saw as SIGTERM", r.Failure, r.Stdout)
+	if r.Failure != FailureCanceled || !strings.Contains(string(r.Stdout), "got-term") {
+		t.Errorf("failure %q, stdout %q: want a cancellation that the tool saw as SIGTERM", r.Failure, r.Stdout)
 	}
 }
 
@@ -341,4 +334,81 @@ func TestSandboxStartFailureLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The sandbox's watchdog kills a tool whose fence passes, without anyone
+// cancelling the run (the cub may be frozen), and a fence that moved
+// keeps it alive past the first deadline. As root, the test also reruns
+// itself as uid 65534, whose helper relays the deadline pipe into a user
+// namespace.
+func TestSandboxWatchdogKillsAtTheFence(t *testing.T) {
+	if ProbeSandbox(context.Background(), os.Args[0], nil) != nil {
+		t.Log("no namespaces here; TestSandboxHidesProtectsAndContains checks the probe")
+		return
+	}
+	if os.Geteuid() == 0 {
+		t.Run("as uid 65534", func(t *testing.T) { rerunAsNobody(t, "TestSandboxWatchdogKillsAtTheFence") })
+	}
+	fence := NewFence(time.Now().Add(300 * time.Millisecond))
+	r := runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", "exec sleep 300"},
+		Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &Sandbox{HelperPath: os.Args[0]}, Fence: fence})
+	if r.Failure != FailureExitNonzero || r.ExitCode != 137 || !strings.Contains(string(r.Stderr), "lease lapsed") {
+		t.Errorf("failure %q (%s), exit %d, stderr %q: want the watchdog's kill (exit 137)", r.Failure, r.Detail, r.ExitCode, r.Stderr)
+	}
+
+	// Renewed like a lease (a deadline 1s ahead, every 100ms) for 3s, the
+	// tool lives on; it finishes when told to.
+	dir := t.TempDir()
+	fence = NewFence(time.Now().Add(time.Hour))
+	go func() {
+		eventually.True(t, time.Minute, "the tool starts", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "ready"))
+			return err == nil
+		})
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); <-tick.C {
+			fence.Extend(time.Now().Add(time.Second))
+		}
+		fence.Extend(time.Now().Add(time.Hour))
+		_ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	}()
+	r = runBounded(t, context.Background(), Spec{Command: []string{"/bin/sh", "-c", ": > ready; while [ ! -e go ]; do sleep 0.05; done; echo done"},
+		Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &Sandbox{HelperPath: os.Args[0]}, Fence: fence})
+	if r.Failure != "" || !strings.Contains(string(r.Stdout), "done") {
+		t.Errorf("failure %q (%s), stderr %q: the extended fence should have kept the tool alive", r.Failure, r.Detail, r.Stderr)
+	}
+}
+
+// rerunAsNobody runs the test name of this binary again as uid 65534 (from
+// a copy of the binary that uid can reach) and fails t unless it passes.
+func rerunAsNobody(t *testing.T, name string) {
+	t.Helper()
+	// t.TempDir's parent is private to root: use a directory uid 65534
+	// can reach.
+	dir, err := os.MkdirTemp("", "sett-sandbox-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "tool.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+name+"$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", unprivilegedEnv + "=65534", "TMPDIR=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
+	}
+	t.Logf("as uid 65534:\n%s", out)
 }

@@ -64,6 +64,11 @@ type Spec struct {
 	// Sandbox, when set, starts the tool in private namespaces (see
 	// Sandbox); nil runs it directly.
 	Sandbox *Sandbox
+	// Fence, with a Sandbox, is the deadline the sandbox's helper kills
+	// the tool at unless it is extended (the lease's); nil means none.
+	// Without a Sandbox it is ignored: only the caller's context stops the
+	// tool.
+	Fence *Fence
 }
 
 // FailureKind says why a run did not succeed. The empty string means it did.
@@ -214,11 +219,35 @@ func Run(ctx context.Context, s Spec) (res Result) {
 		Stderr: pp.stderrW,
 	}
 	setProcessGroup(cmd)
+	fenceW := -1
 	if s.Sandbox != nil {
-		s.Sandbox.wrap(cmd)
+		if s.Fence != nil {
+			r, w, err := fencePipe()
+			if err != nil {
+				pp.closeChildEnds()
+				pp.closeParentEnds()
+				res.Failure = FailureStartFailed
+				res.Detail = "cannot start the lease watchdog: " + err.Error()
+				return res
+			}
+			cmd.ExtraFiles = []*os.File{r}
+			fenceW = w
+		}
+		s.Sandbox.wrap(cmd, fenceW >= 0)
 	}
 	waited, err := startLocked(cmd)
 	pp.closeChildEnds() // the child holds its own copies now
+	if len(cmd.ExtraFiles) > 0 {
+		_ = cmd.ExtraFiles[0].Close()
+	}
+	if fenceW >= 0 {
+		if err != nil {
+			closeFD(fenceW)
+		} else {
+			s.Fence.attach(fenceW)
+			defer s.Fence.detach()
+		}
+	}
 	if err != nil {
 		pp.closeParentEnds()
 		res.Failure = FailureStartFailed

@@ -36,17 +36,35 @@ func sandboxStartFailure(sb *Sandbox, exitCode int, stderrTail []byte) (string, 
 // sandbox helper (see Sandbox) instead of a cub; cmd/cub dispatches on it.
 const SandboxArg = "__sett-sandbox"
 
-// Sandbox starts a tool in a private mount and pid namespace (Linux: as
-// root, or in a user namespace of its own where the kernel lets ordinary
-// users create them; see ProbeSandbox): the helper covers each
+// Sandbox starts a tool in private mount, pid and IPC namespaces (Linux:
+// as root, or in a user namespace of its own where the kernel lets
+// ordinary users create them; see ProbeSandbox): the helper covers each
 // Hide directory with an empty read-only tmpfs (the state home, where the
-// Redis password is), bind-mounts each ReadOnly directory read-only over
-// itself (a workspace of mode ro), mounts a /proc that shows only the
-// tool's own processes (no other process's environment, command line or
-// root directory), then runs the tool as its only child and reaps whatever
-// it leaves. When the helper ends — the tool exited, or the helper was
-// killed with its process group or by its parent-death signal — the kernel
-// kills every process left in the namespace.
+// Redis password is, and the vault), bind-mounts each ReadOnly directory
+// read-only over itself (a workspace of mode ro), mounts a read-only /proc
+// that shows only the tool's own processes (no other process's
+// environment, command line or root directory), then runs the tool as its
+// only child and reaps whatever it leaves. When the helper ends — the tool
+// exited, or the helper was killed with its process group or by its
+// parent-death signal — the kernel kills every process left in the
+// namespace.
+//
+// The tool never holds a capability: every set (effective, permitted,
+// inheritable, ambient, bounding) is empty and no_new_privs is set, so
+// neither a setuid program nor file capabilities give any back. Started by
+// root, the helper goes further, because uid 0 without capabilities still
+// owns most of the host (/etc, root-owned devices and sockets such as the
+// Docker socket): the tool runs as ToolUID (and the same gid, no
+// supplementary groups) in a read-only view of the whole host, where only
+// its workspace, a private /tmp, /var/tmp and /dev/shm are writable. The
+// workspace is an idmapped mount in which its owner's files belong to
+// ToolUID, so the tool can use it, and what it writes is stored as the
+// owner's. An ancestor of the workspace that ToolUID could not traverse
+// (such as /root) is covered by an empty directory tree leading to it.
+//
+// With a Fence, the helper is also the tool's lease watchdog: it kills
+// every process of the namespace when the fence's deadline passes without
+// a renewal, whether or not the cub that started it still runs.
 type Sandbox struct {
 	// HelperPath is the executable that answers SandboxArg: the cub's own
 	// binary.
@@ -55,7 +73,15 @@ type Sandbox struct {
 	Hide []string
 	// ReadOnly lists directories to make read-only.
 	ReadOnly []string
+	// ToolUID is the uid and gid a tool runs as when the helper runs as
+	// root; zero means DefaultToolUID. Without root the tool keeps the
+	// user's uid (in a user namespace).
+	ToolUID int
 }
+
+// DefaultToolUID is the uid a root-started tool runs as when
+// Sandbox.ToolUID is zero: the "nonroot" user of distroless images.
+const DefaultToolUID = 65532
 
 // sandboxRequest is what the helper receives as its second argument.
 type sandboxRequest struct {
@@ -64,6 +90,16 @@ type sandboxRequest struct {
 	// Path and Args are the tool's program and argv; empty for a probe.
 	Path string   `json:"path,omitempty"`
 	Args []string `json:"args,omitempty"`
+	// Workspace is the tool's working directory: in root mode the only
+	// writable directory of the host, idmapped to ToolUID.
+	Workspace string `json:"workspace,omitempty"`
+	// ToolUID is Sandbox.ToolUID, defaulted.
+	ToolUID int `json:"tool_uid,omitempty"`
+	// Watch says that fd 3 carries the lease deadline (see Fence).
+	Watch bool `json:"watch,omitempty"`
+	// Park makes the helper wait for EOF on stdin and exit: it only
+	// holds a user namespace open (see idmapUserns).
+	Park bool `json:"park,omitempty"`
 	// Relay asks the helper to start a second copy of itself in the new
 	// namespaces instead of being started in them (see needsRelay).
 	Relay bool `json:"relay,omitempty"`
@@ -71,12 +107,20 @@ type sandboxRequest struct {
 
 // wrap makes cmd start the helper in new namespaces, with the tool's
 // program and arguments in the request.
-func (s *Sandbox) wrap(cmd *exec.Cmd) {
+func (s *Sandbox) wrap(cmd *exec.Cmd, watch bool) {
 	relay := needsRelay()
-	req, _ := json.Marshal(sandboxRequest{Hide: s.Hide, ReadOnly: s.ReadOnly, Path: cmd.Path, Args: cmd.Args, Relay: relay})
+	req, _ := json.Marshal(sandboxRequest{Hide: s.Hide, ReadOnly: s.ReadOnly, Path: cmd.Path, Args: cmd.Args, Relay: relay,
+		Workspace: cmd.Dir, ToolUID: s.toolUID(), Watch: watch})
 	cmd.Path = s.HelperPath
 	cmd.Args = []string{s.HelperPath, SandboxArg, string(req)}
 	if !relay {
 		setNamespaces(cmd.SysProcAttr)
 	}
+}
+
+func (s *Sandbox) toolUID() int {
+	if s.ToolUID > 0 {
+		return s.ToolUID
+	}
+	return DefaultToolUID
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // errNoSandbox: namespaces are Linux-only.
@@ -25,3 +26,12 @@ func SandboxMain([]string) int {
 	fmt.Fprintln(os.Stderr, errNoSandbox)
 	return 125
 }
+
+func fencePipe() (*os.File, int, error) { return nil, -1, errNoSandbox }
+
+func closeFD(int) {}
+
+func writeDeadline(int, time.Time) {}
+
+// Probe always fails off Linux.
+func (s *Sandbox) Probe(context.Context, string) error { return errNoSandbox }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +23,12 @@ const (
 	// the cub.
 	EnvRunDir = "SETT_RUN_DIR"
 	// EnvToolHide lists (colon-separated) directories tools must not see:
-	// the state home, with the Redis password.
+	// the state home, with the Redis password, and the vault. Set, it
+	// also asks for a sandbox: the cub refuses to start without one.
 	EnvToolHide = "SETT_TOOL_HIDE"
+	// EnvToolUID is the uid a root-started cub runs its tools as
+	// (tool_uid); empty means tool.DefaultToolUID.
+	EnvToolUID = "SETT_TOOL_UID"
 )
 
 // leftoverWait bounds how long a starting cub waits for the tools of its
@@ -33,9 +38,10 @@ const leftoverWait = 30 * time.Second
 // isolateTools prepares how the cub runs tools: it kills what a killed
 // predecessor left running (from the ledger in SETT_RUN_DIR) before
 // anything runs, so that a claim never runs twice at once, and sets up the
-// sandbox when SETT_TOOL_HIDE asks for one and the host allows it (Linux
-// namespaces: root, or unprivileged user namespaces). Without a sandbox it says what
-// is not enforced.
+// sandbox when SETT_TOOL_HIDE asks for one (Linux namespaces: root, or
+// unprivileged user namespaces). A sandbox asked for and not possible is
+// an error: tools never run unisolated unless the configuration says
+// isolation: none (and the runtime then sets no SETT_TOOL_HIDE).
 func isolateTools(ctx context.Context, set *cub.Settings, log zerolog.Logger) error {
 	if dir := os.Getenv(EnvRunDir); dir != "" {
 		set.ToolLedger = &tool.Ledger{Dir: dir}
@@ -55,22 +61,25 @@ func isolateTools(ctx context.Context, set *cub.Settings, log zerolog.Logger) er
 	}
 	dirs := filepath.SplitList(hide)
 	exe, err := os.Executable()
-	if err == nil {
-		err = tool.ProbeSandbox(ctx, exe, dirs)
-	}
 	if err != nil {
-		ro := ""
-		if set.WorkspaceReadOnly {
-			ro = "; workspace.mode ro is NOT enforced (the tool can write the workspace)"
+		return fmt.Errorf("cub: find the sandbox helper: %w", err)
+	}
+	uid := 0
+	if v := os.Getenv(EnvToolUID); v != "" {
+		if uid, err = strconv.Atoi(v); err != nil || uid <= 0 {
+			return fmt.Errorf("cub: %s=%q is not a uid above 0", EnvToolUID, v)
 		}
-		log.Warn().Err(err).Msg("tools run without a sandbox (it needs Linux namespaces: root, or unprivileged user namespaces): they can read " +
-			strings.Join(dirs, ", ") + " as this user" + ro)
-		return nil
 	}
-	set.Sandbox = &tool.Sandbox{HelperPath: exe, Hide: dirs}
+	sb := &tool.Sandbox{HelperPath: exe, Hide: dirs, ToolUID: uid}
 	if set.WorkspaceReadOnly {
-		set.Sandbox.ReadOnly = []string{set.Workspace}
+		sb.ReadOnly = []string{set.Workspace}
 	}
-	log.Info().Strs("hidden", dirs).Bool("workspace_read_only", set.WorkspaceReadOnly).Msg("tools run in a sandbox")
+	if err := sb.Probe(ctx, set.Workspace); err != nil {
+		return fmt.Errorf("cub: cannot isolate tools (set isolation: none in sett.yml to run them unisolated, as %s): %w",
+			"this user, able to read "+strings.Join(dirs, ", "), err)
+	}
+	set.Sandbox = sb
+	log.Info().Strs("hidden", dirs).Bool("workspace_read_only", set.WorkspaceReadOnly).Bool("as_root", os.Geteuid() == 0).
+		Msg("tools run in a sandbox")
 	return nil
 }

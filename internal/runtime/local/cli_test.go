@@ -15,6 +15,7 @@ import (
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/local"
 	"github.com/settdev/sett/internal/stacktest"
+	"github.com/settdev/sett/internal/tool"
 )
 
 func TestCLIUpListLogsDown(t *testing.T) {
@@ -112,7 +113,10 @@ func brokenBinDir(t *testing.T, script string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "sett-cub"), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+	// As the tools' sandbox helper (which sett up probes first) it is the
+	// real cub: only the cub itself is broken.
+	helper := "[ \"$1\" = " + tool.SandboxArg + " ] && exec " + b.Cub + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "sett-cub"), []byte("#!/bin/sh\n"+helper+script+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -33,3 +33,8 @@ var ErrBadRecord = errors.New("local: instance record is not usable")
 // ErrUnsupported is returned by Up on platforms without Unix process
 // sessions and signals.
 var ErrUnsupported = errors.New("local: the local runtime needs a Unix host")
+
+// ErrNoIsolation is returned (wrapped, with the kernel's reason) by Up when
+// the host cannot build the tools' sandbox and the configuration does not
+// say isolation: none.
+var ErrNoIsolation = errors.New("local: cannot isolate tools on this host")

@@ -96,7 +96,9 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 		return nil, err
 	}
 	u := &upRun{r: r, spec: spec, sd: sd, bins: bins, external: external}
-	warnIsolation(ctx, spec, bins.cub)
+	if err := checkIsolation(ctx, spec, bins.cub); err != nil {
+		return nil, err
+	}
 	rec, err := u.run(ctx)
 	if err != nil {
 		u.rollback(ctx)
@@ -243,6 +245,7 @@ func (u *upRun) run(ctx context.Context) (*instance.Record, error) {
 		Name: u.spec.Name, Runtime: instance.RuntimeLocal, Workspace: u.spec.Workspace,
 		RedisURL: u.redisURL, HashTag: cfg.Services.Redis.HashTag, CreatedAt: u.r.now().UTC(),
 		StateDir: u.sd.path(), SupervisorPID: u.supervisorPID, Components: map[string]instance.Component{},
+		Isolation: isolationSummary(cfg),
 	}
 	for _, c := range plan.Components {
 		rec.Components[c.Name] = instance.Component{HTTPAddr: c.HTTPAddr, PID: st.Components[c.Name].PID, LogPath: c.LogPath}
@@ -346,17 +349,22 @@ func (u *upRun) buildPlan() (*Plan, error) {
 	}
 	for i, agent := range agents {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[1+i])
+		isolation := isolationEnv(u.spec)
+		if cfg.Agents[agent].IsController() {
+			// A controller's tool is Sett's own worker launcher, which
+			// needs the Docker socket; the agent's code runs in the
+			// worker container, which is its isolation.
+			isolation = nil
+		}
 		env := withEnv(baseEnv(os.Environ()), common, map[string]string{
 			"SETT_HTTP_ADDR":    addr,
 			"SETT_AGENT":        agent,
 			"SETT_WORKSPACE":    u.spec.Workspace,
 			"SETT_CUB_CONSUMER": u.spec.Name + "-" + agent,
 			"PATH":              path,
-			// The cub's tool ledger, which outlives a killed cub, and what
-			// its tools' sandbox hides (see daemon.isolateTools).
-			"SETT_RUN_DIR":   filepath.Join(u.sd.path(), "run", agent),
-			"SETT_TOOL_HIDE": strings.Join(toolHiddenDirs(u.spec.Workspace), string(os.PathListSeparator)),
-		})
+			// The cub's tool ledger, which outlives a killed cub.
+			"SETT_RUN_DIR": filepath.Join(u.sd.path(), "run", agent),
+		}, isolation) // what its tools' sandbox hides (see cubd.isolateTools)
 		argv := []string{u.bins.cub}
 		if a := cfg.Agents[agent]; a.IsController() {
 			// The cub takes its tool, the worker launcher, from its
