@@ -39,7 +39,7 @@ func nr(sev string) behaviour   { return behaviour{"NEEDS_REVISION", sev} }
 func ok(sev string) behaviour   { return behaviour{"DONE", sev} }
 func errd(sev string) behaviour { return behaviour{"ERROR", sev} }
 
-// cluster is one of seed 003's review clusters: its policy and reviewers,
+// cluster is one of the memory and review design's review clusters: its policy and reviewers,
 // and the severity its approving reviews state.
 type cluster struct {
 	policy    string
@@ -127,7 +127,7 @@ func TestReviewPolicyClusters(t *testing.T) {
 		{"critique: one Critical", critique, map[string]behaviour{"ct-strategy": nr("Critical")}, "rework", "rework_at"},
 		{"critique: two missing, quorum met", critique, map[string]behaviour{"ct-security": missing, "ct-strategy": missing}, "proceed", "proceed"},
 		{"critique: three missing", critique, map[string]behaviour{"ct-security": missing, "ct-strategy": missing, "ct-scalability": missing}, "fail", "min_reviews"},
-		// Verification: seed 003's status table, row by row.
+		// Verification: the memory and review design's status table, row by row.
 		{"verification: all DONE", verification, nil, "proceed", "proceed"},
 		{"verification: V-Tests NEEDS_REVISION", verification, map[string]behaviour{"v-tests": nr("FAIL")}, "rework", "rework_at"},
 		{"verification: V-Tasks NEEDS_REVISION", verification, map[string]behaviour{"v-tasks": nr("FAIL")}, "rework", "rework_at"},

@@ -1,4 +1,4 @@
-# Performance harness (bench/, SPEC §16). Included by the Makefile.
+# Performance harness (bench/). Included by the Makefile.
 
 BENCH_RESULTS ?= bench/results
 BENCH_FLAGS   ?=

@@ -16,7 +16,7 @@ func newLearningsCmd(app *App) *cobra.Command {
 		Use:   "learnings [-o text|json]",
 		Short: "Print what Sett learned from rejected work",
 		Long: `Print every learning recorded from a human rejection, oldest first, in the
-form of Agent_Memory.md (seed 000). Every tool receives them as
+form of Agent_Memory.md (the learning loop). Every tool receives them as
 memory.learnings. With a vault, Agent_Memory.md in the vault is what tools
 read — edit it there; this command prints the record Sett keeps in Redis.`,
 		Args: cobra.NoArgs,

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// Vault defaults (SPEC §9).
+// Vault defaults.
 const (
 	DefaultVaultRescanInterval    = Duration(30 * time.Second)
 	DefaultVaultMaxConcurrentTask = 2
 	DefaultVaultMaxFileBytes      = 1 * MiB
 )
 
-// VaultConfig is the optional Obsidian-style vault (SPEC §9): a folder of
+// VaultConfig is the optional Obsidian-style vault: a folder of
 // Markdown files that the leading orchestrator mirrors the blackboard
 // into and reads tasks and decisions from. The zero value (no path) means
 // no vault.
@@ -29,7 +29,7 @@ type VaultConfig struct {
 
 	// MaxConcurrentTasks bounds how many task files from Needs_Action/
 	// are in progress at once; the rest wait there, highest priority
-	// first (seed 001). Default 2; 0 means no limit.
+	// first (the scheduling rules). Default 2; 0 means no limit.
 	MaxConcurrentTasks int `yaml:"max_concurrent_tasks"`
 
 	// MaxFileBytes is the largest task or decision file the vault reads;

@@ -57,7 +57,7 @@ const (
 	// on; its workflow fails with the goal's type in the reason.
 	EventClaimTerminatedNoBids EventType = "claim_terminated_no_bids"
 
-	// Approval gates and learning (SPEC §9). approval_decided and
+	// Approval gates and learning. approval_decided and
 	// learning_recorded are emitted by their scripts.
 	EventApprovalRequested       EventType = "approval_requested"
 	EventApprovalDecided         EventType = "approval_decided"
@@ -67,7 +67,7 @@ const (
 	EventLearnClaimCreated       EventType = "learn_claim_created"
 	EventLearningRecorded        EventType = "learning_recorded"
 
-	// Scheduling and control (SPEC §8). claim_waiting, paused and resumed
+	// Scheduling and control. claim_waiting, paused and resumed
 	// are emitted by their scripts; capacity_freed is queued for the
 	// orchestrator only (never in the audit stream).
 	EventClaimWaiting      EventType = "claim_waiting"
@@ -82,7 +82,7 @@ const (
 	// with a fresh attempt budget (retry_claim.lua).
 	EventClaimRetried EventType = "claim_retried"
 
-	// Memory and review policy (SPEC §10).
+	// Memory and review policy.
 	EventMemoryMerged   EventType = "memory_merged"
 	EventReviewDecision EventType = "review_decision"
 )

@@ -45,7 +45,7 @@ func warnIsolation(ctx context.Context, spec runtime.UpSpec, cub string) {
 		if len(ro) > 0 {
 			msg += fmt.Sprintf("; workspace.mode ro is not enforced for %s", strings.Join(ro, ", "))
 		}
-		spec.WarnFunc(msg + ". Use the Docker runtime, or enable unprivileged user namespaces, for isolation (see README, \"What a tool can reach\")")
+		spec.WarnFunc(msg + ". Use the Docker runtime, or enable unprivileged user namespaces, for isolation (see docs/operations.md, \"What a tool can reach\")")
 	}
 	if len(limited) > 0 {
 		spec.WarnFunc(fmt.Sprintf("the local runtime does not apply resources (cpus, memory) or a pids limit: not enforced for %s", strings.Join(limited, ", ")))

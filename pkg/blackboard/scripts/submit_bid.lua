@@ -39,7 +39,7 @@
 --   {'NOT_INVITED', agent}     the agent is not among the expected bidders
 --   {'EXISTS', bid}            the agent already bid (the stored bid)
 --
--- The grant in the bid (SPEC §17, "round trips per hop"): the claim's
+-- The grant in the bid ("round trips per hop"): the claim's
 -- grant_plan field, written by the orchestrator when it created the claim
 -- under its epoch, holds what the orchestrator would otherwise decide
 -- with: the epoch, max_concurrent_claims, the lease check delay and each
