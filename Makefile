@@ -46,7 +46,7 @@ lint: ## gofmt check and go vet
 	$(GO) vet ./...
 
 .PHONY: test
-test: lint test-helm test-unit test-e2e ## The whole suite: lint, unit, integration (real redis-server), Helm chart (offline kubeconform) and e2e (real Docker) tests
+test: lint test-helm test-monitoring test-unit test-e2e ## The whole suite: lint, unit, integration (real redis-server), Helm chart (offline kubeconform), monitoring (promtool) and e2e (real Docker) tests
 
 .PHONY: clean
 clean: ## Remove build outputs

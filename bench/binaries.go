@@ -22,7 +22,7 @@ type Binaries struct {
 }
 
 // buildBinaries compiles the daemons, the no-op tool and the LLM agent into dir with one
-// `go build` (CGO_ENABLED=0, static, as SPEC §13 packages them). Symbols
+// `go build` (CGO_ENABLED=0, static, as the images package them). Symbols
 // are kept so that perf can profile the daemons.
 func buildBinaries(ctx context.Context, root, dir string) (Binaries, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),

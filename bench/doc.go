@@ -1,15 +1,15 @@
-// Package bench is Sett's performance harness (`make bench`, SPEC §16).
+// Package bench is Sett's performance harness (`make bench`).
 //
 // Run builds the real sett-orchestrator and sett-cub binaries and a static
 // no-op tool (cmd/sett-bench-noop), starts them as processes against a
 // redis-server of their own — the way the local runtime runs a stack:
 // append-only Redis with a password, the daemons on its Unix socket, JSON
 // logs at info level — and
-// measures every figure of SPEC §16 that a stack can show: hop overhead,
+// measures every performance figure that a stack can show: hop overhead,
 // end-to-end latency, throughput, feedback-claim latency, context chains,
 // `hoard` listing and short-id resolution at 100 000 artefacts, idle RSS
 // and CPU, and Redis round trips per claim. Each figure states its sample
-// count, percentiles and the SPEC target it is judged against.
+// count, percentiles and the target it is judged against.
 //
 // Latencies come from the host clock: the harness notes the time right
 // after its own write returns, and the no-op tool reports the time its

@@ -20,7 +20,7 @@ const (
 	StatMax Stat = "max"
 )
 
-// Check is one bound of a SPEC §16 target: Stat must be at most Value
+// Check is one bound of a target: Stat must be at most Value
 // (AtLeast false) or at least Value (AtLeast true).
 type Check struct {
 	Stat    Stat    `json:"stat"`
@@ -39,7 +39,7 @@ func (c Check) String() string {
 // Status is the verdict of a figure against its target.
 type Status string
 
-// Figure statuses. Info marks figures without a SPEC target.
+// Figure statuses. Info marks figures without a target.
 const (
 	StatusPass Status = "pass"
 	StatusMiss Status = "miss"
@@ -47,7 +47,7 @@ const (
 )
 
 // Figure is one measured figure: its distribution over Samples
-// observations and its verdict against the SPEC §16 target.
+// observations and its verdict against the target.
 type Figure struct {
 	// Name is a stable snake_case identifier ("hop_1_agent").
 	Name string `json:"name"`
@@ -64,7 +64,7 @@ type Figure struct {
 	Min      float64 `json:"min"`
 	Max      float64 `json:"max"`
 	Mean     float64 `json:"mean"`
-	// Target is the SPEC §16 target as text; Checks is its machine form.
+	// Target is the target as text; Checks is its machine form.
 	Target string  `json:"target"`
 	Checks []Check `json:"checks,omitempty"`
 	Status Status  `json:"status"`

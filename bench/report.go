@@ -77,7 +77,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.CommitShort, dirty, r.GoVersion, r.Machine.CPUs, r.Machine.CPUModel, r.Machine.RedisVersion,
 		r.Machine.LoadAvgStart, r.Machine.LoadAvgEnd, r.DurationS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FIGURE\tUNIT\tN\tP50\tP90\tP99\tMIN\tMAX\tSPEC §16 TARGET\tRESULT")
+	fmt.Fprintln(tw, "FIGURE\tUNIT\tN\tP50\tP90\tP99\tMIN\tMAX\tTARGET\tRESULT")
 	for _, f := range r.Figures {
 		target := f.Target
 		if target == "" {

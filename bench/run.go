@@ -31,7 +31,7 @@ type runner struct {
 	longIdleStack *longIdleStack
 }
 
-// figureOrder is the order of the table: SPEC §16's order of targets.
+// figureOrder is the order of the table: the order of targets.
 var figureOrder = []string{
 	"hop_1_agent", "hop_5_agents", "hop_1_agent_tcp", "hop_1_agent_cluster", "hop_1_agent_tls", "end_to_end_outside", "goal_write", "tool_start_floor", "tool_run_floor",
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",

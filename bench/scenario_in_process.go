@@ -121,7 +121,7 @@ func (r *runner) contextChains(ctx context.Context, rdb *redis.Client, counter *
 		f := NewFigure(c.name, c.title, "ms", "builds", samples, c.target, c.checks...)
 		f.Note = fmt.Sprintf("in-process cub.ContextBuilder.Build (10 levels, %d artefacts of 1 KiB, %.1f pipelined round trips per build) against a local redis-server", c.want, perBuild)
 		if c.target == "" {
-			f.Note += "; no separate SPEC target (informational)"
+			f.Note += "; no separate target (informational)"
 		}
 		r.add(f)
 	}

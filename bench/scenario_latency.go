@@ -191,7 +191,7 @@ func (r *runner) endToEnd(ctx context.Context) error {
 		}
 	}
 	f := NewFigure("end_to_end_review_exclusive", "end to end: goal → review → exclusive → completed", "ms", "workflows", samples, "")
-	f.Note = "goal CreateArtefact returned → workflow_completed received by a blocking XREAD of the event stream; reviewer no-op approves with {}, exclusive no-op writes a Terminal artefact; no SPEC target (informational)"
+	f.Note = "goal CreateArtefact returned → workflow_completed received by a blocking XREAD of the event stream; reviewer no-op approves with {}, exclusive no-op writes a Terminal artefact; no target (informational)"
 	r.add(f)
 	return nil
 }
@@ -248,7 +248,7 @@ func (r *runner) feedback(ctx context.Context) error {
 	sort.Float64s(serverMs)
 	f := NewFigure("feedback_claim_after_last_review", "feedback claim created after the last (3rd) rejecting review", "ms", "rejections", samples, "")
 	f.Note = fmt.Sprintf("arrival of the last Review's artefact_created → arrival of feedback_claim_created, both on one blocking XREAD of the event stream; "+
-		"Redis-clock cross-check (event ts, 1 ms resolution): p50 %s ms, max %s ms; no SPEC target (informational)",
+		"Redis-clock cross-check (event ts, 1 ms resolution): p50 %s ms, max %s ms; no target (informational)",
 		formatValue(Percentile(serverMs, 50)), formatValue(Percentile(serverMs, 100)))
 	r.add(f)
 	return nil

@@ -10,7 +10,7 @@ import (
 )
 
 // recovery times how long work stalls when the orchestrator crashes and
-// is restarted (seed 001 NFR2.3; SPEC §15's "a restarted orchestrator
+// is restarted (the scheduling rules; the "a restarted orchestrator
 // with no rival takes over at once"): SIGKILL to the orchestrator, a goal
 // posted while none runs, the same orchestrator started again, and the
 // time from the kill to the goal's claim being granted. The restart

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Retention under a compressed clock (SPEC §4): the same finished
+// Retention under a compressed clock: the same finished
 // workflows with retention off (everything kept) and on (workflows kept
 // 1ms after they end, events bounded to retentionEventsMaxLen entries or 5s,
 // the janitor every 100ms), so a 30-minute soak becomes a run of seconds.

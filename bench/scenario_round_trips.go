@@ -50,7 +50,7 @@ func (r *runner) countRoundTrips(ctx context.Context, agents int) error {
 		return out
 	}
 	// What the daemons ask of Redis with no work at all: every idle
-	// wake-up costs CPU (SPEC §16 idle CPU) and shows up here.
+	// wake-up costs CPU (idle CPU) and shows up here.
 	idleWindow := max(r.opts.IdleWindow/6, 100*time.Millisecond)
 	i0, t0 := snapshot(), time.Now()
 	if err := wait(ctx, idleWindow); err != nil {

@@ -51,7 +51,7 @@ func (r *runner) toolFloor(ctx context.Context) error {
 	}
 	f := NewFigure("tool_start_floor", "floor: tool.Run → no-op main() (no Redis)", "ms", "starts", starts, "")
 	f.Note = "internal/tool.Run of the no-op tool from the harness process, as the cub runs it (own process group, pipes, scrubbed environment, a goal's input): " +
-		"the part of a hop no coordination can save; informational (SPEC §16 puts it near 1.2 ms)"
+		"the part of a hop no coordination can save; informational (puts it near 1.2 ms)"
 	r.add(f)
 	f = NewFigure("tool_run_floor", "floor: whole no-op tool.Run (start → exit → output read)", "ms", "runs", runs, "")
 	f.Note = "Result.Duration of the same runs; informational"

@@ -108,7 +108,7 @@ func (r *runner) variantRows(ctx context.Context, v benchVariant) error {
 		return err
 	}
 	hop := NewFigure("hop_1_agent_"+v.key, "hop overhead, 1 agent, "+v.title, f.Unit, f.SampleOf, f.Values, "")
-	hop.Note = f.Note + "; " + v.note + "; no SPEC target (informational: compare with hop overhead, 1 agent)"
+	hop.Note = f.Note + "; " + v.note + "; no target (informational: compare with hop overhead, 1 agent)"
 	r.add(hop)
 	b.Name, b.Title = b.Name+"_"+v.key, b.Title+", "+v.title
 	r.report.Breakdowns = append(r.report.Breakdowns, b)
@@ -136,7 +136,7 @@ func (r *runner) variantRows(ctx context.Context, v benchVariant) error {
 	tput := NewFigure("throughput_200_goals_"+v.key, fmt.Sprintf("throughput, %d concurrent goals, %s", r.opts.ThroughputGoals, v.title),
 		"claims/s", fmt.Sprintf("rounds (%d claims)", claims), rates, "")
 	tput.Note = fmt.Sprintf("as throughput, %d concurrent goals (one agent, max_concurrent %d, 16 posting goroutines), on this deployment; %s; "+
-		"no SPEC target (informational)", r.opts.ThroughputGoals, r.opts.ThroughputMaxConcurrent, v.note)
+		"no target (informational)", r.opts.ThroughputGoals, r.opts.ThroughputMaxConcurrent, v.note)
 	r.add(tput)
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// vaultLatency times the vault bridge (SPEC §9) with an orchestrator in
+// vaultLatency times the vault bridge with an orchestrator in
 // this process, on a redis-server of its own: a task file renamed into
 // Needs_Action/ → its GoalDefined on the event stream, and a decision
 // (the approval file moved to Approved/) → the claim leaving

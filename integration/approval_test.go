@@ -290,7 +290,7 @@ func waitLearnings(t *testing.T, s *stacktest.Stack, n int) []blackboard.Learnin
 	return ls
 }
 
-// TestALearningReachesTheNextTask is seed 000's loop without a vault: a
+// TestALearningReachesTheNextTask is the learning loop's loop without a vault: a
 // plan is rejected with a reason, the learning is recorded, and the next
 // task's tool input carries it (the example writer quotes what it got).
 func TestALearningReachesTheNextTask(t *testing.T) {

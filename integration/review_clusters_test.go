@@ -51,7 +51,7 @@ func clusterDecisions(s *stacktest.Stack, wf string) []string {
 var allReviewers = []string{"ct-security", "ct-scalability", "ct-maintainability", "ct-strategy",
 	"v-build", "v-tests", "v-tasks", "v-feature", "r-security", "r-quality", "r-testing", "r-knowledge"}
 
-// TestSeed003ClustersInOnePipeline runs seed 003's three clusters in one
+// TestSeed003ClustersInOnePipeline runs the three example clusters in one
 // instance (plan → critique → implementation → verification → release)
 // on the real binaries: each cluster decides its own artefact type with
 // its own taxonomy and loop rules.

@@ -40,7 +40,7 @@ func nr(sev string) behaviour   { return behaviour{"NEEDS_REVISION", sev} }
 func ok(sev string) behaviour   { return behaviour{"DONE", sev} }
 func errd(sev string) behaviour { return behaviour{"ERROR", sev} }
 
-// cluster is one of seed 003's review clusters: its policy and reviewers,
+// cluster is one of the memory and review design's review clusters: its policy and reviewers,
 // and the severity its approving reviews state.
 type cluster struct {
 	policy    string
@@ -128,7 +128,7 @@ func TestReviewPolicyClusters(t *testing.T) {
 		{"critique: one Critical", critique, map[string]behaviour{"ct-strategy": nr("Critical")}, "rework", "rework_at"},
 		{"critique: two missing, quorum met", critique, map[string]behaviour{"ct-security": missing, "ct-strategy": missing}, "proceed", "proceed"},
 		{"critique: three missing", critique, map[string]behaviour{"ct-security": missing, "ct-strategy": missing, "ct-scalability": missing}, "fail", "min_reviews"},
-		// Verification: seed 003's status table, row by row.
+		// Verification: the memory and review design's status table, row by row.
 		{"verification: all DONE", verification, nil, "proceed", "proceed"},
 		{"verification: V-Tests NEEDS_REVISION", verification, map[string]behaviour{"v-tests": nr("FAIL")}, "rework", "rework_at"},
 		{"verification: V-Tasks NEEDS_REVISION", verification, map[string]behaviour{"v-tasks": nr("FAIL")}, "rework", "rework_at"},
@@ -326,7 +326,7 @@ func TestInvalidVerdictIsAFailure(t *testing.T) {
 
 // TestInvalidMemoryNeverBlocks: a memory that breaks the contract is
 // repaired (cut, marked truncated) or dropped with a memory_warning
-// event; the review is kept and the workflow completes (seed 003 NFR-4).
+// event; the review is kept and the workflow completes.
 func TestInvalidMemoryNeverBlocks(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

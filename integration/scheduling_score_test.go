@@ -71,7 +71,7 @@ func forageScored(t *testing.T, s *stacktest.Stack, w priority.Weights, text str
 	return scoredGoal{id: res.WorkflowID, flags: flags, score: res.Score}
 }
 
-// TestForageScoresOrderGrants is seed 001's scheduling under contention
+// TestForageScoresOrderGrants is the scheduling rules' scheduling under contention
 // with goals posted by `sett forage --priority --deadline --from`: with one
 // slot, grants follow the scores the weights give (ties by age), and an
 // urgent goal posted mid-run overtakes everything still waiting.
@@ -124,7 +124,7 @@ func TestForageScoresOrderGrants(t *testing.T) {
 	urgent := forageScored(t, s, w, "urgent", priority.Input{Priority: "high",
 		Deadline: now.Add(30 * time.Minute).Format(time.RFC3339), From: "ceo@company.com"})
 	if urgent.score != 40 {
-		t.Fatalf("urgent goal scored %d, want seed 001's 40", urgent.score)
+		t.Fatalf("urgent goal scored %d, want the scheduling rules' 40", urgent.score)
 	}
 	s.Eventually(wait, "the urgent goal to wait", func() bool {
 		ws, err := s.BB.WaitingClaims(ctx, 0)

@@ -111,7 +111,7 @@ func forWorkflow(wf string) func(*vault.Doc) bool {
 	return func(d *vault.Doc) bool { return d.Get("workflow_id") == wf }
 }
 
-// TestVaultSeed000 is seed 000 end to end through the vault: a task file
+// TestVaultSeed000 is the learning loop end to end through the vault: a task file
 // becomes a plan waiting in Pending_Approval/, the person moves it to
 // Rejected/ with a reason, the learning lands in Agent_Memory.md, the
 // reviewed files end in Done/ with status rejected_reviewed, and the next
@@ -161,7 +161,7 @@ func TestVaultSeed000(t *testing.T) {
 	})
 	mem := readVault(t, s, vault.AgentMemoryFile)
 	if !strings.HasPrefix(mem, "# Agent Memory\n") || !strings.Contains(mem, "## Patterns") || !strings.Contains(mem, "- **") {
-		t.Errorf("Agent_Memory.md is not in seed 000's form:\n%s", mem)
+		t.Errorf("Agent_Memory.md is not in the learning loop's form:\n%s", mem)
 	}
 	_, done := waitVaultFile(t, s, "Done/"+filepath.Base(pending), nil)
 	if done.Get("status") != vault.StatusRejectedReviewed || done.Get("approval_status") != "rejected" ||

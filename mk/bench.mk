@@ -1,10 +1,10 @@
-# Performance harness (bench/, SPEC §16). Included by the Makefile.
+# Performance harness (bench/). Included by the Makefile.
 
 BENCH_RESULTS ?= bench/results
 BENCH_FLAGS   ?=
 
 .PHONY: bench
-bench: ## Measure SPEC §16 on real daemons + redis-server: one table; JSON and benchstat lines in bench/results/
+bench: ## Measure the performance targets on real daemons + redis-server: one table; JSON and benchstat lines in bench/results/
 	$(GO) run ./bench/cmd/sett-bench -results $(BENCH_RESULTS) $(BENCH_FLAGS)
 
 .PHONY: bench-smoke

@@ -2,7 +2,7 @@
 // target unless a configured condition fails, and then rejects with
 // findings the author can act on. It returns an agent memory (status,
 // summary, key findings, highest severity) with every review, as the tool
-// contract asks of reviewers (SPEC §7, seed 003).
+// contract asks of reviewers (docs/review-clusters.md).
 package main
 
 import (
@@ -86,7 +86,7 @@ func run(in io.Reader, out io.Writer, o options) error {
 	return json.NewEncoder(out).Encode(answer{ArtefactType: "Review", ArtefactPayload: string(payload), Summary: summary, Memory: mem})
 }
 
-// answer is the tool's output (SPEC §7).
+// answer is the tool's output.
 type answer struct {
 	ArtefactType    string      `json:"artefact_type"`
 	ArtefactPayload string      `json:"artefact_payload"`
@@ -94,7 +94,7 @@ type answer struct {
 	Memory          agentMemory `json:"memory"`
 }
 
-// agentMemory is the agent memory of the tool contract (seed 003).
+// agentMemory is the agent memory of the tool contract.
 type agentMemory struct {
 	Status          string   `json:"status"`
 	Summary         string   `json:"summary,omitempty"`

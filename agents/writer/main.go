@@ -27,7 +27,7 @@ type output struct {
 	ArtefactType    string `json:"artefact_type,omitempty"`
 	ArtefactPayload string `json:"artefact_payload"`
 	Summary         string `json:"summary"`
-	// Memory is the agent memory of the tool contract (seed 003); nil
+	// Memory is the agent memory of the tool contract; nil
 	// for learnings.
 	Memory *agentMemory `json:"memory,omitempty"`
 }

@@ -67,7 +67,7 @@ var writes = []string{
 	"xautoclaim", "xclaim", "publish",
 }
 
-// maintenance are the retention janitor's commands (SPEC §4 retention):
+// maintenance are the retention janitor's commands (retention):
 // only the orchestrator, which alone runs the janitor, gets them.
 var maintenance = []string{
 	"unlink", "xtrim", "xinfo|consumers", "xgroup|delconsumer",

@@ -1,5 +1,5 @@
 // Package agentmemory reads and writes Agent_Memory.md, the human-editable
-// list of learnings Sett draws from rejected work (seed 000, SPEC §9).
+// list of learnings Sett draws from rejected work (the learning loop).
 //
 // The file starts from a starter template (a title, a one-line purpose and
 // a "## Patterns" section) and gains one line per rejection:

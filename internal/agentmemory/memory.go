@@ -20,8 +20,8 @@ import (
 // FileName is the name of the file in the vault root.
 const FileName = "Agent_Memory.md"
 
-// Template is the starter content of a new Agent_Memory.md (seed 000's
-// template, with Sett's agents in place of the seed's single assistant).
+// Template is the starter content of a new Agent_Memory.md (the learning loop's
+// template, with Sett's agents in place of a single assistant).
 const Template = `# Agent Memory
 
 Learnings from past decisions. Every agent reads this file alongside the Company Handbook before it works.
@@ -31,7 +31,7 @@ Learnings from past decisions. Every agent reads this file alongside the Company
 `
 
 // WarnAbove is the number of learnings past which Warning suggests
-// pruning (seed 000: more than 50).
+// pruning (the learning loop: more than 50).
 const WarnAbove = 50
 
 // RenderLine renders one learning as the line Sett appends, without a

@@ -1,4 +1,4 @@
-// Package bidding holds an agent's static bidding rules (SPEC §7): never on
+// Package bidding holds an agent's static bidding rules: never on
 // its own outputs unless it opts in, then its bid_script, then its
 // consumes patterns, then its bidding_strategy. The cub applies them to
 // every bid request; the orchestrator applies them to skip asking agents

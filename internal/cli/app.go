@@ -13,7 +13,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Exit codes of `sett` (documented in the README).
+// Exit codes of `sett` (documented in docs/guide.md).
 const (
 	ExitOK       = 0
 	ExitFailure  = 1  // an error, or `forage --wait` on a failed workflow

@@ -15,7 +15,7 @@ import (
 )
 
 // benchArtefacts is the size of the instance the hoard benchmarks read
-// (SPEC §16: first page with 100 000 artefacts ≤ 50 ms, short-id resolve
+// (first page with 100 000 artefacts ≤ 50 ms, short-id resolve
 // ≤ 5 ms).
 const (
 	benchArtefacts = 100_000

@@ -16,7 +16,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// addControlCommands adds pause, resume, cancel and queue (SPEC §8).
+// addControlCommands adds pause, resume, cancel and queue.
 func addControlCommands(root *cobra.Command, app *App) {
 	root.AddCommand(newPauseCmd(app), newResumeCmd(app), newCancelCmd(app), newQueueCmd(app), newGCCmd(app),
 		newErrorsCmd(app), newRetryCmd(app))

@@ -46,7 +46,7 @@ id is also the workflow id.
 lines (priority, deadline, from, subject, or any other key: value) becomes the
 goal's metadata, and the body is the goal text.
 
-The goal's priority score orders the work when grants must wait (SPEC §8):
+The goal's priority score orders the work when grants must wait:
 priority high 10, medium 5, low 0 or a number; a deadline closer than 2 hours
 +20, 1 day +10, 1 week +5; a sender in orchestrator.priority.important_senders
 +10 (weights from sett.yml). --priority, --deadline and --from override the

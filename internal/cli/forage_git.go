@@ -29,8 +29,8 @@ func gitChanges(ctx context.Context, dir string) (changes []string, checked bool
 	// can be told from others in the same directory.
 	out, err := exec.CommandContext(ctx, git, "-C", dir, "status", "--porcelain=v1", "--untracked-files=all").Output()
 	if err != nil {
-		// Not a repository (exit 128), or git cannot read it: SPEC §7
-		// only asks for the check in a Git workspace.
+		// Not a repository (exit 128), or git cannot read it: the
+		// check only applies to a Git workspace.
 		return nil, false
 	}
 	// Porcelain paths are relative to the top of the work tree.

@@ -11,7 +11,7 @@ import (
 	"github.com/settdev/sett/internal/priority"
 )
 
-// Goal metadata keys of the priority score (SPEC §8). priority, deadline
+// Goal metadata keys of the priority score. priority, deadline
 // and from keep what the person wrote; score is what the scheduler orders
 // by (the workflow's and its claims' priority).
 const (
@@ -22,7 +22,7 @@ const (
 )
 
 // priorityWeights returns the scoring weights of the workspace's sett.yml
-// (orchestrator.priority), or seed 001's defaults when there is no file. A
+// (orchestrator.priority), or the scheduling rules' defaults when there is no file. A
 // file that cannot be read is an error: a goal scored with the wrong
 // weights would silently jump or lose its place in the queue.
 func priorityWeights(app *App) (priority.Weights, error) {

@@ -341,7 +341,7 @@ func TestForageWaitRedrawsOneLineOnATerminal(t *testing.T) {
 	}
 }
 
-// TestForageScoresWithTheWorkspaceWeights posts seed 001's task A through
+// TestForageScoresWithTheWorkspaceWeights posts the scheduling rules' task A through
 // the flags: the score uses sett.yml's weights and important senders, is
 // the workflow's priority, and the raw fields stay in the metadata.
 func TestForageScoresWithTheWorkspaceWeights(t *testing.T) {

@@ -85,7 +85,7 @@ Write your own agent: see agents/hello/README.md.
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
-	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault (SPEC §9) at this path and set vault.path in a new sett.yml")
+	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault at this path and set vault.path in a new sett.yml")
 	cmd.Flags().StringVar(&template, "template", scaffold.TemplateDefault, "what to scaffold: default (writer and reviewer) or coding (planner, reviewer, coder, learner)")
 	return cmd
 }

@@ -23,7 +23,7 @@ func newMemoryCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory WORKFLOW [AGENT] [-o text|json]",
 		Short: "Print a workflow's shared memory, or one agent's memory",
-		Long: `Print the memory of a workflow (SPEC §10): without AGENT, the shared memory the
+		Long: `Print the memory of a workflow: without AGENT, the shared memory the
 orchestrator merged from its agents' memories (Artifact Index, Recent
 Decisions, Lessons Learned, Recent Updates) followed by every agent's
 latest memory; with AGENT, that agent's memory only. Tools receive them as
@@ -82,7 +82,7 @@ memory.shared and memory.upstream.`,
 				return writeJSONIndent(out, v)
 			}
 			if v.Shared == nil && len(v.Agents) == 0 {
-				fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object, SPEC §10).\n", shortID(wf.ID))
+				fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object).\n", shortID(wf.ID))
 				return nil
 			}
 			if v.Shared != nil {

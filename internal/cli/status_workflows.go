@@ -14,7 +14,7 @@ import (
 const maxStatusWorkflows = 20
 
 // runningWorkflow is one running workflow in `sett status`: its priority
-// score and the model tokens it has spent (SPEC §8).
+// score and the model tokens it has spent.
 type runningWorkflow struct {
 	WorkflowID  string           `json:"workflow_id"`
 	Goal        string           `json:"goal"`

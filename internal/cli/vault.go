@@ -90,7 +90,7 @@ func addVaultKey(cfgPath, rel string) error {
 	if strings.Contains(string(data), "\nvault:") {
 		return nil
 	}
-	block := fmt.Sprintf("\n# The vault (SPEC §9): drop tasks in Needs_Action/, decide approvals by moving files.\nvault:\n  path: %q\n", rel)
+	block := fmt.Sprintf("\n# The vault: drop tasks in Needs_Action/, decide approvals by moving files.\nvault:\n  path: %q\n", rel)
 	return os.WriteFile(cfgPath, append(data, []byte(block)...), 0o644)
 }
 

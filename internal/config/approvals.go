@@ -8,11 +8,11 @@ import (
 )
 
 // DefaultApprovalTimeout is how long a gated artefact waits for a human
-// before its claim is terminated (seed 001: 24 hours).
+// before its claim is terminated (the scheduling rules: 24 hours).
 const DefaultApprovalTimeout = Duration(24 * time.Hour)
 
 // ApprovalsConfig names the outputs that need a human decision before
-// anything acts on them (SPEC §9). The zero value gates nothing.
+// anything acts on them. The zero value gates nothing.
 type ApprovalsConfig struct {
 	// ArtefactTypes lists artefact types, as path.Match glob patterns
 	// ("Plan", "Code*"), whose artefacts wait for approval. Empty: none by
@@ -74,7 +74,7 @@ func (a *ApprovalsConfig) applyDefaults(c *Config) {
 	}
 	if a.Timeout == 0 && !c.src.isSet("approvals.timeout") {
 		a.Timeout = DefaultApprovalTimeout
-		// orchestrator.approval_timeout (SPEC §11) is the same setting;
+		// orchestrator.approval_timeout is the same setting;
 		// the approvals block is where the rest of the gate lives.
 		if c.Orchestrator.ApprovalTimeout != 0 {
 			a.Timeout = c.Orchestrator.ApprovalTimeout

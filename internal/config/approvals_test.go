@@ -32,7 +32,7 @@ func TestApprovalsParse(t *testing.T) {
 			},
 		},
 		{
-			name:        "the orchestrator key of SPEC §11 sets the same timeout",
+			name:        "orchestrator.approval_timeout sets the same timeout",
 			lines:       []string{`orchestrator: {approval_timeout: 30m}`, `approvals: {artefact_types: [Plan]}`},
 			wantTimeout: 30 * time.Minute,
 			gates:       map[[2]string]bool{{"Plan", ""}: true},

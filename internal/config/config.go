@@ -34,9 +34,9 @@ type Config struct {
 	// Escalation is the optional hook run when a workflow is escalated.
 	Escalation EscalationConfig `yaml:"escalation"`
 
-	// Vault is the optional human-facing vault (SPEC §9).
+	// Vault is the optional human-facing vault.
 	Vault VaultConfig `yaml:"vault"`
-	// Retention bounds how much history Redis keeps (SPEC §4).
+	// Retention bounds how much history Redis keeps.
 	Retention RetentionConfig `yaml:"retention"`
 
 	// Services configures the services the instance runs on.
@@ -119,7 +119,7 @@ type OrchestratorConfig struct {
 	HTTPAddr string `yaml:"http_addr"`
 
 	// ApprovalTimeout is the same setting as approvals.timeout, accepted
-	// here as SPEC §11 lists it. Default 0: approvals.timeout decides.
+	// here too. Default 0: approvals.timeout decides.
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
 
 	// MaxConcurrentClaims caps how many claims hold grants at once across
@@ -149,20 +149,20 @@ type OrchestratorConfig struct {
 	MaxWorkflowTokens int64 `yaml:"max_workflow_tokens"`
 
 	// Learner names the agent whose tool turns each human rejection into
-	// one learning (claim type "learn", SPEC §9). Empty: the human's
+	// one learning (claim type "learn"). Empty: the human's
 	// reason is the learning. A dedicated learner usually has
 	// bidding_strategy ignore, so it only ever gets learn claims.
 	Learner string `yaml:"learner"`
 
-	// ReviewPolicy decides each review phase (SPEC §10).
+	// ReviewPolicy decides each review phase.
 	ReviewPolicy ReviewPolicyConfig `yaml:"review_policy"`
 
 	// ReviewClusters are named review policies, each deciding the review
-	// phases of the artefact types it lists (seed 003's clusters in one
+	// phases of the artefact types it lists (several review clusters in one
 	// pipeline). Types no cluster lists keep ReviewPolicy. Default: none.
 	ReviewClusters map[string]*ReviewClusterConfig `yaml:"review_clusters"`
 
-	// Priority scores goals so that urgent work is granted first (SPEC §8).
+	// Priority scores goals so that urgent work is granted first.
 	Priority PriorityConfig `yaml:"priority"`
 }
 
@@ -267,14 +267,14 @@ type AgentConfig struct {
 	// Resources limits the agent's container.
 	Resources ResourcesConfig `yaml:"resources"`
 
-	// Review says how the agent's reviews count (SPEC §10).
+	// Review says how the agent's reviews count.
 	Review ReviewConfig `yaml:"review"`
 
-	// Retry says how failed runs of the agent's tool are retried (SPEC §8).
+	// Retry says how failed runs of the agent's tool are retried.
 	Retry RetryConfig `yaml:"retry"`
 
 	// Mode is "" (the cub runs the tool itself) or controller (the cub
-	// runs each granted claim in a fresh worker container; SPEC §8).
+	// runs each granted claim in a fresh worker container).
 	// Default "".
 	Mode AgentMode `yaml:"mode"`
 

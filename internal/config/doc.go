@@ -1,6 +1,6 @@
 // Package config loads, defaults and validates sett.yml, the file that
 // describes one Sett instance: its orchestrator settings, its agents and the
-// Redis it runs on (SPEC §11).
+// Redis it runs on.
 //
 // The usual sequence, as the CLI and the daemons run it:
 //

@@ -10,7 +10,7 @@ import (
 const DefaultEscalationTimeout = Duration(10 * time.Second)
 
 // EscalationConfig is the optional hook run when a workflow is escalated
-// (escalation in sett.yml, SPEC §8): the workflow_escalated event is
+// (escalation in sett.yml): the workflow_escalated event is
 // written to its stdin as JSON, for instance to send a mail or a chat
 // message. Every key is optional.
 type EscalationConfig struct {

@@ -122,8 +122,8 @@ func exampleClusters(t *testing.T) []string {
 	return blocks
 }
 
-// TestExampleClusters keeps seed 003's three clusters in sett.yml.example
-// loadable and deciding as the seed says.
+// TestExampleClusters keeps the memory and review design's three clusters in sett.yml.example
+// loadable and deciding as the design says.
 func TestExampleClusters(t *testing.T) {
 	blocks := exampleClusters(t)
 	if len(blocks) != 3 {

@@ -7,7 +7,7 @@ import (
 )
 
 // PriorityConfig scores every goal so that urgent work is granted first
-// (orchestrator.priority, SPEC §8, seed 001; the rules are in package
+// (orchestrator.priority; the rules are in package
 // priority). Every key is optional.
 type PriorityConfig struct {
 	// Weights are the points of each part of a score.

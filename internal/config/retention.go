@@ -13,7 +13,7 @@ const (
 	DefaultRetentionBatch        = 100
 )
 
-// RetentionConfig bounds how much history Redis keeps (SPEC §4). The
+// RetentionConfig bounds how much history Redis keeps. The
 // leading orchestrator's janitor applies it; `sett gc --dry-run` shows what
 // it would remove. `sett down` never deletes data whatever this says.
 //

@@ -15,17 +15,17 @@ const (
 )
 
 // RetryConfig says how often, and how long after, a failed run of the
-// agent's tool is tried again (agents.<name>.retry, SPEC §8; the rules are
+// agent's tool is tried again (agents.<name>.retry; the rules are
 // in package retrypolicy). Every key is optional.
 type RetryConfig struct {
 	// MaxAttempts counts every run, the first included. Default (nil): 5,
-	// and 2 for review grants (a reviewer is retried once, SPEC §10) —
+	// and 2 for review grants (a reviewer is retried once) —
 	// which is why a pointer keeps "not written" apart from any number.
 	// Between 1 and 100. Read it with Policy.
 	MaxAttempts *int `yaml:"max_attempts"`
 
 	// Backoff is the delay after each failed attempt, the last one
-	// repeating. Default [1m, 5m, 15m, 1h, 4h] (seed 001), each moved by
+	// repeating. Default [1m, 5m, 15m, 1h, 4h] (the scheduling rules), each moved by
 	// up to ±10 % of jitter. When set: at least one delay, each > 0 (tests
 	// use milliseconds).
 	Backoff []Duration `yaml:"backoff"`

@@ -13,7 +13,7 @@ import (
 // ReviewClusterConfig is one named review cluster
 // (orchestrator.review_clusters.<name>): a review policy of its own,
 // selected for the artefact types it lists, with its own loop rules
-// (seed 003's CT, V and R clusters in one pipeline). Artefact types no
+// (the critique, verification and release clusters in one pipeline). Artefact types no
 // cluster lists are decided by orchestrator.review_policy, unchanged.
 type ReviewClusterConfig struct {
 	// ArtefactTypes are the artefact types (exact names) whose review
@@ -31,7 +31,7 @@ type ReviewClusterConfig struct {
 	// by the checks of min_reviews and fail_at.
 	Reviewers []string `yaml:"reviewers"`
 
-	// Gate names gate reviewers (seed 003's V-Build): a gate reviewer's
+	// Gate names gate reviewers (the build verifier): a gate reviewer's
 	// failure (no usable review, a rejection, or a severity at or above
 	// rework_at) fails the phase on its own and the other reviews are
 	// skipped. Default: none.

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSeed003Pipeline keeps examples/seed003-pipeline.yml loading cleanly
-// and picking each of seed 003's clusters for its artefact type, each
+// and picking each example cluster for its artefact type, each
 // deciding its own decision-table rows in the one instance.
 func TestSeed003Pipeline(t *testing.T) {
 	cfg, warnings, err := Load("../../examples/seed003-pipeline.yml")

@@ -6,7 +6,7 @@ import (
 	"github.com/settdev/sett/internal/reviewpolicy"
 )
 
-// Default review policy (SPEC §10). The default severities are
+// Default review policy. The default severities are
 // reviewpolicy.DefaultSeverities: Blocker, Major, Minor.
 const (
 	DefaultReworkAt   = reviewpolicy.DefaultReworkAt
@@ -15,7 +15,7 @@ const (
 )
 
 // ReviewPolicyConfig decides each review phase from the reviewers'
-// verdicts and severities (orchestrator.review_policy, SPEC §10; the
+// verdicts and severities (orchestrator.review_policy; the
 // rules are in package reviewpolicy). Every key is optional.
 type ReviewPolicyConfig struct {
 	// Severities is the severity taxonomy, worst first; names compare
@@ -37,18 +37,18 @@ type ReviewPolicyConfig struct {
 	MinReviews int `yaml:"min_reviews"`
 
 	// MaxMissing is the most non-advisory reviews that may be missing,
-	// failed or ERROR; more terminates the claim (seed 003's verification
+	// failed or ERROR; more terminates the claim (the memory and review design's verification
 	// cluster uses 1). Default: no limit (nil); must be >= 0.
 	MaxMissing *int `yaml:"max_missing"`
 
 	// SeverityRequired makes a usable review without a severity count as
-	// the worst severity (a contract gap), as seed 003 asks of its
+	// the worst severity (a contract gap), as the memory and review design asks of its
 	// critique and release clusters. Default false: only a rejection
 	// without a severity counts as the worst.
 	SeverityRequired bool `yaml:"severity_required"`
 
 	// ReworkOnReject sends the work back on every usable non-advisory
-	// rejection (NEEDS_REVISION), whatever its severity, as seed 003's
+	// rejection (NEEDS_REVISION), whatever its severity, as the memory and review design's
 	// verification cluster does. Default false: a rejection below
 	// rework_at does not send it back.
 	ReworkOnReject bool `yaml:"rework_on_reject"`

@@ -2,8 +2,7 @@ package config
 
 import "github.com/settdev/sett/internal/reviewpolicy"
 
-// ReviewConfig says how an agent's reviews count (agents.<name>.review,
-// SPEC §10). The zero value is an ordinary reviewer.
+// ReviewConfig says how an agent's reviews count (agents.<name>.review). The zero value is an ordinary reviewer.
 type ReviewConfig struct {
 	// Blocking: a review at or above orchestrator.review_policy.fail_at
 	// fails the workflow; blocking reviewers are read first. Default

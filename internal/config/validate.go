@@ -327,7 +327,7 @@ func checkRedisURL(raw string) string {
 	switch {
 	case u.Scheme == "unix":
 		// A Unix socket: the same host only, and far cheaper per round
-		// trip than loopback TCP (see README, Performance).
+		// trip than loopback TCP (see docs/operations.md, Runtimes).
 		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
 			return fmt.Sprintf("%q needs an absolute socket path and no host (use unix:///path/to/redis.sock, or unix://:password@/path/to/redis.sock)", u.Redacted())
 		}

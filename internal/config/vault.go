@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Vault defaults (SPEC §9).
+// Vault defaults.
 const (
 	DefaultVaultRescanInterval    = Duration(30 * time.Second)
 	DefaultVaultMaxConcurrentTask = 2
@@ -13,7 +13,7 @@ const (
 	DefaultVaultSettle            = Duration(2 * time.Second)
 )
 
-// VaultConfig is the optional Obsidian-style vault (SPEC §9): a folder of
+// VaultConfig is the optional Obsidian-style vault: a folder of
 // Markdown files that the leading orchestrator mirrors the blackboard
 // into and reads tasks and decisions from. The zero value (no path) means
 // no vault.
@@ -30,7 +30,7 @@ type VaultConfig struct {
 
 	// MaxConcurrentTasks bounds how many task files from Needs_Action/
 	// are in progress at once; the rest wait there, highest priority
-	// first (seed 001). Default 2; 0 means no limit.
+	// first (the scheduling rules). Default 2; 0 means no limit.
 	MaxConcurrentTasks int `yaml:"max_concurrent_tasks"`
 
 	// MaxFileBytes is the largest task or decision file the vault reads;
@@ -45,7 +45,7 @@ type VaultConfig struct {
 	Settle Duration `yaml:"settle"`
 
 	// Cooldown is the least time between two task starts from the vault
-	// (seed 001's pacing). Default 0: no cooldown.
+	// (pacing). Default 0: no cooldown.
 	Cooldown Duration `yaml:"cooldown"`
 }
 

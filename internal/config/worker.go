@@ -14,7 +14,7 @@ type AgentMode string
 const (
 	// ModeController runs each granted claim (review, parallel, exclusive
 	// and feedback claims alike) in a fresh, ephemeral worker container
-	// that is removed afterwards (SPEC §8).
+	// that is removed afterwards.
 	ModeController AgentMode = "controller"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// ContextBuilder assembles a grant's context chain (SPEC §7): breadth-first
+// ContextBuilder assembles a grant's context chain: breadth-first
 // over the target's source artefacts plus the claim's additional context
 // (the reviews of a feedback claim), each replaced by the latest version of
 // its thread, de-duplicated by thread, cut after Depth levels, newest first

@@ -8,7 +8,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Memory-first input (SPEC §10, seed 003). A tool receives the workflow's
+// Memory-first input (the memory and review design). A tool receives the workflow's
 // shared memory and the compact memories of the agents upstream of its
 // work (the authors of what its context chain and feedback hold); the
 // reviews whose authors left a memory are passed without their payload,

@@ -12,7 +12,7 @@ import (
 )
 
 // Metadata keys a result carries when the memory its tool returned broke
-// the contract (seed 003 NFR-4: memory problems never halt the pipeline).
+// the contract (memory problems never halt the pipeline).
 const (
 	// metaMemoryAction is "repaired" (cut to fit, stored with truncated
 	// set) or "dropped" (beyond repair, stored without a memory).

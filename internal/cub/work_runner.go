@@ -349,7 +349,7 @@ type failureInfo struct {
 }
 
 // addAttempt records which try of its retry policy a run was ("attempt n
-// of N", SPEC §8); grants from before attempts existed carry only their
+// of N"); grants from before attempts existed carry only their
 // token, which counted grant issues.
 func addAttempt(meta map[string]string, g blackboard.InboxMessage) {
 	if g.Attempt > 0 {

@@ -217,7 +217,7 @@ func TestToolEnvHasNoRedisCredentials(t *testing.T) {
 
 // TestInvalidMemoryNeverBlocks: a memory that breaks the contract is
 // repaired or dropped, the result is stored as the tool's work (never a
-// Failure) and a memory_warning event says what happened (seed 003
+// Failure) and a memory_warning event says what happened (memory never blocks)
 // NFR-4).
 func TestInvalidMemoryNeverBlocks(t *testing.T) {
 	t.Parallel()

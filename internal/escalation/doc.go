@@ -1,5 +1,5 @@
-// Package escalation runs the optional escalation.command hook (SPEC §8,
-// seed 001's "human escalation notification"): when a workflow is
+// Package escalation runs the optional escalation.command hook (a
+// notification for a human): when a workflow is
 // escalated, the operator's command receives the event as JSON on stdin,
 // for instance to send a mail or a chat message.
 //

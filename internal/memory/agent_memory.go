@@ -11,21 +11,21 @@ import (
 
 // Limits that ParseAgentMemory enforces.
 const (
-	// MaxKeyFindings is the most key findings a memory may hold (seed 003:
+	// MaxKeyFindings is the most key findings a memory may hold (the memory and review design:
 	// "≤5 bullets").
 	MaxKeyFindings = 5
 	// MaxRenderedLines is the most lines a memory may take when rendered by
-	// RenderAgentMemory (seed 003 NFR-2: "≤30 lines per isolated memory
+	// RenderAgentMemory (the memory and review design: "≤30 lines per isolated memory
 	// file").
 	MaxRenderedLines = 30
 	// MaxTextLen is the longest single text (summary, finding, decision,
-	// severity, path, pointer, note) in characters. Seed 003 asks for
+	// severity, path, pointer, note) in characters. The memory and review design asks for
 	// compact memories; 400 characters is two long sentences.
 	MaxTextLen = 400
 )
 
 // AgentMemory is the compact memory one agent returns for one piece of work
-// (seed 003's isolated memory). The zero value is not valid: Status is
+// (the memory and review design's isolated memory). The zero value is not valid: Status is
 // required.
 //
 // Strings are single lines: ParseAgentMemory folds line breaks into

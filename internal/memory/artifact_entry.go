@@ -5,7 +5,7 @@ import "strings"
 // ArtifactEntry is one line of an agent memory's Artifact Index: a file the
 // agent wrote or relies on, and pointers to the sections that matter, so
 // that the next agent reads those sections instead of the whole file
-// (seed 003's memory-first reading).
+// (the memory and review design's memory-first reading).
 //
 // A tool may write an entry as an object {"path", "sections", "note"}, or as
 // one line in the seed's Markdown form, "path — §A (note), §B (note)". The
@@ -38,7 +38,7 @@ func (e ArtifactEntry) Pointers() string {
 	return s + " (" + e.Note + ")"
 }
 
-// line renders the entry as seed 003 writes it in a memory file, without
+// line renders the entry as the memory and review design writes it in a memory file, without
 // the leading "- ".
 func (e ArtifactEntry) line() string {
 	switch p := e.Pointers(); {

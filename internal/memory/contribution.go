@@ -38,7 +38,7 @@ func (c Contribution) Compare(o Contribution) int {
 	)
 }
 
-// Merge applies seed 003's merge sequence to every contribution of batch
+// Merge applies the memory and review design's merge sequence to every contribution of batch
 // that shared has not merged before, in the order of Contribution.Compare,
 // and returns the new shared memory and whether anything changed. shared
 // itself is not modified.

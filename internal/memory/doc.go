@@ -1,4 +1,4 @@
-// Package memory holds the compact memories of seed 003 (SPEC §10): the
+// Package memory holds the compact memories of the memory and review design: the
 // memory one agent returns for one piece of work ([AgentMemory]), and the
 // workflow's shared memory that the orchestrator alone merges them into
 // ([SharedMemory]).
@@ -10,12 +10,12 @@
 // An agent memory comes from a tool's output as JSON. [ParseAgentMemory]
 // validates it strictly and returns a [*MemoryError] naming the field at
 // fault and what is allowed, so the cub can turn it into a Failure.
-// [RenderAgentMemory] renders it in seed 003's `# Memory: <agent>` Markdown,
+// [RenderAgentMemory] renders it in the memory and review design's `# Memory: <agent>` Markdown,
 // which is at most [MaxRenderedLines] lines for every memory that
 // ParseAgentMemory accepts.
 //
-// The shared memory has seed 003's four sections: Artifact Index, Recent
-// Decisions, Lessons Learned and Recent Updates. [Merge] applies seed 003's
+// The shared memory has the memory and review design's four sections: Artifact Index, Recent
+// Decisions, Lessons Learned and Recent Updates. [Merge] applies the memory and review design's
 // merge sequence to a batch of [Contribution]s:
 //
 //  1. each contribution's artifact index entries update the Artifact Index
@@ -36,9 +36,9 @@
 // tool: Recent Decisions and Recent Updates keep their newest
 // [MaxRecentDecisions] and [MaxRecentUpdates] entries, the Artifact Index its
 // [MaxArtifactRows] most recently updated rows. Lessons Learned is never
-// pruned (seed 003: "Never pruned").
+// pruned (the memory and review design: "Never pruned").
 //
 // [AddUpdate] records one line in Recent Updates under a caller-chosen key,
 // also idempotently; the orchestrator uses it for its review decisions.
-// [RenderShared] renders seed 003's `# Operational Memory` Markdown.
+// [RenderShared] renders the memory and review design's `# Operational Memory` Markdown.
 package memory

@@ -2,13 +2,13 @@ package memory
 
 import "strings"
 
-// notApplicable is what an absent severity renders as (seed 003's "N/A").
+// notApplicable is what an absent severity renders as (the memory and review design's "N/A").
 const notApplicable = "N/A"
 
 // none stands in for an empty list, so that every section has a body.
 const none = "None"
 
-// RenderAgentMemory renders m in seed 003's isolated memory format, the
+// RenderAgentMemory renders m in the memory and review design's isolated memory format, the
 // content of memory/<agent>.mem.md:
 //
 //	# Memory: <agent>

@@ -2,7 +2,7 @@ package memory
 
 import "strings"
 
-// RenderShared renders s as seed 003's memory.md:
+// RenderShared renders s as the memory and review design's memory.md:
 //
 //	# Operational Memory
 //

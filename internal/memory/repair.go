@@ -12,7 +12,7 @@ const truncMark = "…"
 
 // RepairAgentMemory reads the memory a tool returned the way
 // ParseAgentMemory does, but repairs what it can instead of refusing it
-// (seed 003 NFR-4: memory problems never halt the pipeline). A memory that
+// (memory problems never halt the pipeline). A memory that
 // ParseAgentMemory accepts is returned as it is, with no cuts. Otherwise:
 //
 //   - unknown fields are dropped;

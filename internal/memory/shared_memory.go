@@ -7,7 +7,7 @@ import (
 )
 
 // Bounds of the shared memory's pruned sections. Lessons Learned has none:
-// seed 003 never prunes it.
+// the memory and review design never prunes it.
 const (
 	// MaxRecentDecisions is how many Recent Decisions entries are kept (the
 	// newest).
@@ -25,7 +25,7 @@ const (
 // sharedVersion is the version of the JSON form that Encode writes.
 const sharedVersion = 1
 
-// SharedMemory is a workflow's shared memory (seed 003's memory.md), which
+// SharedMemory is a workflow's shared memory (the memory and review design's memory.md), which
 // only the orchestrator writes, through Merge and AddUpdate.
 //
 // Every list is in the order entries were added, oldest first; the

@@ -3,7 +3,7 @@ package memory
 import "slices"
 
 // Status is how an agent's piece of work ended, as its memory states it
-// (seed 003's completion contract). Values are upper case, as the seed
+// (the memory and review design's completion contract). Values are upper case, as the design
 // writes them, and stay readable in redis-cli.
 type Status string
 

@@ -3,7 +3,7 @@ package memory
 import "cmp"
 
 // Update is one line the orchestrator adds to Recent Updates, such as the
-// record of a review decision (SPEC §10).
+// record of a review decision.
 type Update struct {
 	// Key makes the update idempotent: an update whose Key was applied
 	// before changes nothing. Use something that names the event, such as

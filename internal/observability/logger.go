@@ -27,7 +27,7 @@ const (
 var setTimeFormat sync.Once
 
 // NewLogger builds the root logger for a daemon: JSON with millisecond
-// timestamps (stable snake_case fields, SPEC §14), or human console output
+// timestamps (stable snake_case fields), or human console output
 // when format is console or auto on a TTY. level is a zerolog level name
 // ("debug", "info", ...). The logger carries component and instance; with
 // component empty it carries no component, for a daemon whose services

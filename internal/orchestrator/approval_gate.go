@@ -14,7 +14,7 @@ import (
 // Type of the Review artefact that records a human decision.
 const HumanReviewType = "HumanReview"
 
-// approval handles a claim in pending_approval (SPEC §9): it applies a
+// approval handles a claim in pending_approval: it applies a
 // recorded human decision, expires an approval nobody decided in time,
 // or waits (the claim's timer fires at the expiry).
 //
@@ -126,7 +126,7 @@ func (a *ClaimAdvancer) approvalExpired(ctx context.Context, st *blackboard.Clai
 }
 
 // writeHumanReview records the decision as a Review artefact by "human"
-// (SPEC §9: who, when, which channel), once: its id derives from the
+// (who, when, which channel), once: its id derives from the
 // claim. A rejection's payload is the reason, so that a rework's
 // feedback[] carries it as any reviewer's text; an approval's is the
 // structured approve verdict.

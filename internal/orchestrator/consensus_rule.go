@@ -14,7 +14,7 @@ import (
 // configuration, with no Redis in sight. ClaimAdvancer.consensus applies
 // the result; the table tests in consensus_rule_test.go pin every branch.
 //
-// The rules (SPEC §5, revision 3):
+// The rules (docs/design.md, "the claim lifecycle"):
 //   - Before the bid deadline the claim waits for every asked agent.
 //   - After it, an agent that was asked and did not answer counts as
 //     ignore — unless its answer is still needed: no agent bid for work at

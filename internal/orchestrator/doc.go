@@ -3,7 +3,7 @@
 // parallel, exclusive), loops rejected work back to its producer, and ends
 // workflows.
 //
-// The design is level-triggered (SPEC §17): an event only names a claim;
+// The design is level-triggered: an event only names a claim;
 // the handler reads that claim's stored state and applies the one next
 // step it calls for with a compare-and-set script. Seeing an event twice,
 // late or never leads to the same result, because the timers and the

@@ -19,8 +19,7 @@ const (
 	FailureBudget        = "BudgetExceeded"
 )
 
-// feedbackLoop handles a review phase with at least one rejection (SPEC
-// §6): it hands the target back to its producer with every rejecting review
+// feedbackLoop handles a review phase with at least one rejection: it hands the target back to its producer with every rejecting review
 // in one feedback claim, or ends the claim with a Failure when the
 // iteration limit is reached or no agent can do the rework.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Retention is what the janitor keeps (retention in sett.yml, SPEC §4).
+// Retention is what the janitor keeps (retention in sett.yml).
 // A zero period or bound keeps that kind of data forever.
 type Retention struct {
 	// Workflows is how long a finished workflow is kept after it ended.

@@ -10,7 +10,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Learning from rejections (SPEC §9, seed 000). Every human rejection
+// Learning from rejections (the learning loop). Every human rejection
 // produces exactly one learning: from the learner agent when one is
 // configured (a learn claim granted to it directly), else — or when the
 // learner fails — from the human's reason. The learning's id derives from

@@ -11,7 +11,7 @@ import (
 
 // LearningsPublisher keeps what tools receive as memory.learnings in step
 // with the learnings recorded in Redis, for instances without a vault:
-// the text is rendered in seed 000's Agent_Memory.md form. With a vault
+// the text is rendered in the learning loop's Agent_Memory.md form. With a vault
 // the vault bridge publishes the file as the human left it instead, and
 // this publisher stays idle (VaultManaged).
 type LearningsPublisher struct {

@@ -88,7 +88,7 @@ func prefetched(ph *blackboard.PhaseRead, ids []string) (arts []*blackboard.Arte
 // Both are idempotent (contributions and updates carry ids), so a repeat
 // after a crash writes nothing. ErrStaleMemory (another claim of the
 // workflow merged first) makes the caller read again; any other failure
-// is logged and the work goes on (SPEC §10: a failed merge never blocks).
+// is logged and the work goes on (a failed merge never blocks).
 func (a *ClaimAdvancer) mergeMemory(ctx context.Context, b *phaseBoundary, update *memory.Update) error {
 	if !b.sharedOK {
 		return nil
@@ -137,8 +137,8 @@ func agentMemory(a *blackboard.Artefact) (*memory.AgentMemory, bool) {
 	return &m, true
 }
 
-// reviewOutcome decides a finished review phase by the review policy
-// (SPEC §10): the decision is recorded (a review_decision event, the
+// reviewOutcome decides a finished review phase by the review policy:
+// the decision is recorded (a review_decision event, the
 // claim's review_decision, the shared memory's Recent Updates) before it
 // is acted on — proceed to the next phase, rework, or fail.
 func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) error {

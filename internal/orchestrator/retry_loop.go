@@ -13,7 +13,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Retries (SPEC §8). When a granted agent delivers a Failure, its retry
+// Retries. When a granted agent delivers a Failure, its retry
 // policy decides: a transient failure with attempts left is retried after
 // a backoff, a permanent one or the last attempt's ends the claim and
 // escalates the workflow. The decision is stored on the claim (its retry

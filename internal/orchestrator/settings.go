@@ -63,7 +63,7 @@ type Settings struct {
 	// HeartbeatTTL is how long an agent's replica counts as live after
 	// its beat (for the capacity of its gate); zero means 10s.
 	HeartbeatTTL time.Duration
-	// Retry is each agent's retry policy for tool failures (SPEC §8);
+	// Retry is each agent's retry policy for tool failures;
 	// ReviewRetry the same for its review grants (retried once unless
 	// the agent sets retry.max_attempts itself). An agent missing from
 	// them gets retrypolicy.DefaultPolicy.

@@ -13,7 +13,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// StopFileName is seed 001's stop hook: while this file exists in the
+// StopFileName is the scheduling rules' stop hook: while this file exists in the
 // workspace (or the vault), the instance is paused.
 const StopFileName = ".sett_stop"
 

@@ -2,7 +2,7 @@ package orchestrator
 
 import "context"
 
-// observeTokens refreshes the token gauges (SPEC §8 token budgets): each
+// observeTokens refreshes the token gauges (token budgets): each
 // agent's total across the instance, and the sum over running workflows.
 // A failed read leaves the gauges as they were; the next reconcile tries
 // again.

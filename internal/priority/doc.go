@@ -1,16 +1,16 @@
-// Package priority scores goals so that urgent work is granted first (SPEC
-// §8, seed 001's priority scoring). It is pure: the caller passes the time.
+// Package priority scores goals so that urgent work is granted first
+// (docs/guide.md, "Priority scores"). It is pure: the caller passes the time.
 //
 // A score is the sum of three parts, each weight configurable
 // (orchestrator.priority in sett.yml):
 //
 //   - priority: high 10, medium 5, low 0 — or a whole number, used as it
-//     is; no priority counts as low (seed 001: missing means low);
+//     is; no priority counts as low (the scheduling rules: missing means low);
 //   - deadline: closer than 2 hours +20, than 1 day +10, than 1 week +5.
-//     "Closer than" is strict, as in seed 001's code (hours < 2): exactly
+//     "Closer than" is strict, as in the scheduling rules' code (hours < 2): exactly
 //     2 hours away earns the 1-day weight, exactly a week away earns
 //     nothing. A deadline already past earns the 2-hour weight: overdue
-//     work is the most urgent there is (seed 001's code gives it the same,
+//     work is the most urgent there is (the scheduling rules' code gives it the same,
 //     since a negative number of hours is below 2);
 //   - sender: +10 when the sender is one of the important senders.
 //

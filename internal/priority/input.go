@@ -57,7 +57,7 @@ func Explain(in Input, w Weights, now time.Time) (Breakdown, error) {
 }
 
 // deadlinePoints scores the time left before a deadline; strict bounds, as
-// in seed 001 ("hours_until_deadline < 2").
+// in the scheduling rules ("hours_until_deadline < 2").
 func deadlinePoints(left time.Duration, w Weights) int {
 	switch {
 	case left < 2*time.Hour: // past deadlines included

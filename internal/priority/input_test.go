@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// discovered is when seed 001's example tasks are scored: they were
-// written at 10:00 and discovered 5 s later (seed 001 US1: "within 5
+// discovered is when the scheduling rules' example tasks are scored: they were
+// written at 10:00 and discovered 5 s later (the scheduling rules: "within 5
 // seconds").
 var discovered = time.Date(2026, 1, 28, 10, 0, 5, 0, time.UTC)
 
@@ -29,11 +29,11 @@ func TestScore(t *testing.T) {
 		now  time.Time
 		want int
 	}{
-		// Seed 001's own examples (US2).
+		// the scheduling rules' own examples .
 		{
 			// "Task A: priority=high, deadline=in 2 hours, from=ceo@company.com
 			// Score: 10 (high) + 20 (< 2h) + 10 (CEO) = 40". In 2 hours as
-			// seed 001's TC1.3 has it: due at 12:00, written at 10:00, scored
+			// the scheduling rules' example has it: due at 12:00, written at 10:00, scored
 			// at discovery. (Exactly 2 h left is a row of its own below.)
 			name: "seed task A = 40",
 			in:   Input{Priority: "high", Deadline: "2026-01-28T12:00:00Z", From: "ceo@company.com"},
@@ -50,7 +50,7 @@ func TestScore(t *testing.T) {
 			w:    seedWeights(), now: discovered, want: 0,
 		},
 
-		// Deadline bounds: strict, as in seed 001's code.
+		// Deadline bounds: strict, as in the scheduling rules' code.
 		{name: "exactly 2 h left earns the 1-day weight", in: Input{Deadline: at(2 * time.Hour)}, w: seedWeights(), now: discovered, want: 10},
 		{name: "just under 2 h", in: Input{Deadline: at(2*time.Hour - time.Nanosecond)}, w: seedWeights(), now: discovered, want: 20},
 		{name: "past deadline is the most urgent", in: Input{Deadline: at(-3 * 24 * time.Hour)}, w: seedWeights(), now: discovered, want: 20},
@@ -94,7 +94,7 @@ func TestScore(t *testing.T) {
 }
 
 func TestScoreOrdersSeedTasks(t *testing.T) {
-	// Seed 001: "Execution order: Task A → Task B → Task C".
+	// the scheduling rules: "Execution order: Task A → Task B → Task C".
 	w := seedWeights()
 	a, _ := Score(Input{Priority: "high", Deadline: "2026-01-28T12:00:00Z", From: "ceo@company.com"}, w, discovered)
 	b, _ := Score(Input{Priority: "medium", Deadline: "2026-01-31T10:00:00Z", From: "client@example.com"}, w, discovered)

@@ -12,7 +12,7 @@ const MaxWeight = 1_000_000
 
 // Weights are the points of each part of a score, and who counts as an
 // important sender (orchestrator.priority in sett.yml). DefaultWeights
-// returns seed 001's; the zero Weights scores every goal 0. Weights is
+// returns the scheduling rules'; the zero Weights scores every goal 0. Weights is
 // plain data, safe for concurrent reads.
 type Weights struct {
 	// High, Medium and Low are the points of the priority labels.
@@ -26,7 +26,7 @@ type Weights struct {
 	ImportantSenders []string
 }
 
-// DefaultWeights returns seed 001's weights: high 10, medium 5, low 0;
+// DefaultWeights returns the scheduling rules' weights: high 10, medium 5, low 0;
 // deadline +20, +10, +5; important sender +10; no important senders.
 func DefaultWeights() Weights {
 	return Weights{High: 10, Medium: 5, Low: 0, Deadline2h: 20, Deadline1d: 10, Deadline1w: 5, ImportantSender: 10}

@@ -1,14 +1,14 @@
 // Package retrypolicy decides whether a failed tool run is tried again,
-// and when (SPEC §8, seed 001's retries). It is pure: the caller passes the
+// and when (the scheduling rules' retries). It is pure: the caller passes the
 // attempt number and, for jitter, a random source.
 //
 // # Attempts and delays
 //
-// MaxAttempts counts every run, the first included (default 5, SPEC §8;
-// issue 11: "max_attempts: 3 → three attempts"). Seed 001 instead retries 5
-// times after the first run, one delay per retry; Sett follows the SPEC, so
+// MaxAttempts counts every run, the first included (default 5;
+// issue 11: "max_attempts: 3 → three attempts"). The scheduling rules instead retry 5
+// times after the first run, one delay per retry; Sett counts them as retries, so
 // with the defaults the fifth delay (4h) is only reached with
-// max_attempts of 6 or more. Reviewers are retried once (SPEC §10): unless
+// max_attempts of 6 or more. Reviewers are retried once: unless
 // an agent sets retry.max_attempts itself, a review grant gets
 // ReviewerMaxAttempts (see Policy.ForReview).
 //
@@ -34,7 +34,7 @@
 //     broken, and failing on the first run tells its author at once;
 //     exit_nonzero otherwise, signaled (a crash, an OOM kill), timeout,
 //     lost_lease, tool_error (the tool reported an error without saying
-//     whether it is retryable) → transient, as SPEC §8 lists them;
+//     whether it is retryable) → transient, as listed for retries;
 //     invalid_output and stdout_too_large → transient, because a tool is
 //     usually a model whose next answer differs, the retries are bounded,
 //     and every attempt's Failure names the field at fault, so a

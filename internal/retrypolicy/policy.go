@@ -15,7 +15,7 @@ const (
 	ExitNotFound      = 127
 )
 
-// Defaults (SPEC §8, seed 001 FR6.2 and FR6.3; SPEC §10 for reviewers).
+// Defaults (docs/design.md, "Retries"; reviewers get fewer attempts).
 const (
 	DefaultMaxAttempts  = 5
 	ReviewerMaxAttempts = 2
@@ -23,7 +23,7 @@ const (
 	Jitter = 0.10
 )
 
-// DefaultBackoff returns seed 001's delays: 1m, 5m, 15m, 1h, 4h. The
+// DefaultBackoff returns the scheduling rules' delays: 1m, 5m, 15m, 1h, 4h. The
 // slice is new on each call.
 func DefaultBackoff() []time.Duration {
 	return []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 4 * time.Hour}
@@ -44,14 +44,14 @@ type Policy struct {
 	PermanentExitCodes []int
 }
 
-// DefaultPolicy returns 5 attempts with seed 001's delays.
+// DefaultPolicy returns 5 attempts with the scheduling rules' delays.
 func DefaultPolicy() Policy {
 	return Policy{MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff()}
 }
 
 // ForReview returns the policy for a review grant: explicit says whether
 // the agent set retry.max_attempts itself; when it did not, a reviewer is
-// retried once (ReviewerMaxAttempts), as SPEC §10 asks. The delays and
+// retried once (ReviewerMaxAttempts), so a failing reviewer does not hold the phase for long. The delays and
 // permanent exit codes stay.
 func (p Policy) ForReview(explicit bool) Policy {
 	if !explicit {

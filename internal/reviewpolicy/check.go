@@ -15,7 +15,7 @@ import (
 // reported instead of silently read as a rejection. Payloads in the
 // legacy forms ({}, [], free text, other JSON) are not structured and
 // pass. A severity outside the policy's taxonomy is not an error here:
-// the policy counts it as the worst and flags it (SPEC §10).
+// the policy counts it as the worst and flags it.
 func CheckStructured(payload string) error {
 	var doc map[string]json.RawMessage
 	if json.Unmarshal([]byte(strings.TrimSpace(payload)), &doc) != nil || doc == nil {

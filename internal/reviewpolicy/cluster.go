@@ -21,7 +21,7 @@ const (
 	// Failure), as orchestrator.max_review_iterations always did.
 	AtLimitFail AtLimit = "fail"
 	// AtLimitProceed: the work proceeds as it is and the decision is
-	// recorded as a warning (seed 003's critique cluster: "max 1 loop,
+	// recorded as a warning (the critique cluster: "max 1 loop,
 	// then proceed with warning").
 	AtLimitProceed AtLimit = "proceed"
 )
@@ -32,7 +32,7 @@ func AllAtLimits() []AtLimit { return []AtLimit{AtLimitFail, AtLimitProceed} }
 // Valid reports whether a is one of AllAtLimits.
 func (a AtLimit) Valid() bool { return slices.Contains(AllAtLimits(), a) }
 
-// Cluster is one named review policy (seed 003's CT, V and R clusters):
+// Cluster is one named review policy (the critique, verification and release clusters):
 // its policy, the artefact types it reviews and its loop rules. The zero
 // Cluster decides by the zero Policy and never proceeds at a limit. A
 // Cluster is plain data, safe for concurrent reads.
@@ -107,7 +107,7 @@ func (d Decision) Gated() bool { return d.Rule == RuleGate }
 
 // gateCheck is Decide's gate step: the first gate reviewer (in reading
 // order) without a usable, passing review fails the phase, and the other
-// reviews are skipped (seed 003: "V-Build gate fails → skip parallel V
+// reviews are skipped ("V-Build gate fails → skip parallel V
 // agents, declare V cluster ERROR"). ok is false when every gate passed.
 func (d *Decision) gateCheck(p Policy, reads []reading, reworkRank int) (string, bool) {
 	for _, rd := range reads {

@@ -84,7 +84,7 @@ func TestClusterRevisionLimit(t *testing.T) {
 	}
 }
 
-// TestDecideGate: seed 003's V-Build gate. A gate reviewer that fails
+// TestDecideGate: the build verifier gate. A gate reviewer that fails
 // decides alone and the other reviews are skipped.
 func TestDecideGate(t *testing.T) {
 	p := Policy{Severities: []string{"FAIL", "PASS"}, ReworkAt: "FAIL", FailAt: "FAIL", MaxMissing: ptr(1), ReworkOnReject: true, Gate: []string{"v-build"}}

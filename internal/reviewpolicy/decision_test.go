@@ -58,7 +58,7 @@ func runDecide(t *testing.T, p Policy, tests []decideCase) {
 	}
 }
 
-// critiquePolicy is seed 003's CT cluster: four reviewers, at least two
+// critiquePolicy is the memory and review design's CT cluster: four reviewers, at least two
 // usable, any Critical or High → rework.
 func critiquePolicy() Policy {
 	return Policy{Severities: []string{"Critical", "High", "Medium", "Low"}, ReworkAt: "High", FailAt: "Critical", MinReviews: 2, SeverityRequired: true}
@@ -92,7 +92,7 @@ func TestDecideCritiqueCluster(t *testing.T) {
 	})
 }
 
-// verificationPolicy is seed 003's V cluster: the build verifier's ERROR
+// verificationPolicy is the memory and review design's V cluster: the build verifier's ERROR
 // fails, one other ERROR proceeds with the rest, two or more missing or
 // ERROR fail, any NEEDS_REVISION reworks.
 func verificationPolicy() Policy {
@@ -109,7 +109,7 @@ func v(build, tests, tasks, feature string) []Review {
 	}
 }
 
-// TestDecideVerificationCluster has every row of seed 003's V decision
+// TestDecideVerificationCluster has every row of the memory and review design's V decision
 // table, with "any" and "!ERROR" spelled out in representative ways.
 func TestDecideVerificationCluster(t *testing.T) {
 	const D, N, E = "DONE", "NEEDS_REVISION", "ERROR"
@@ -160,7 +160,7 @@ func withSeverities(reviews []Review, sevs ...string) []Review {
 
 // TestDecideVerificationTableExhaustive checks every combination of the
 // four V statuses (DONE, NEEDS_REVISION, ERROR, missing) against a literal
-// reading of seed 003's table. V-Build NEEDS_REVISION is not in the table
+// reading of the memory and review design's table. V-Build NEEDS_REVISION is not in the table
 // and is left out.
 func TestDecideVerificationTableExhaustive(t *testing.T) {
 	values := []string{"DONE", "NEEDS_REVISION", "ERROR", "missing"}
@@ -205,7 +205,7 @@ func TestDecideVerificationTableExhaustive(t *testing.T) {
 	}
 }
 
-// releasePolicy is seed 003's R cluster.
+// releasePolicy is the memory and review design's R cluster.
 func releasePolicy() Policy {
 	return Policy{ReworkAt: "Major", FailAt: "Blocker", MinReviews: 2, SeverityRequired: true}
 }

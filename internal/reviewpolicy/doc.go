@@ -1,5 +1,5 @@
-// Package reviewpolicy decides a review phase from its reviews (SPEC §10,
-// seed 003's cluster decisions). It is pure: no I/O, no clock.
+// Package reviewpolicy decides a review phase from its reviews (the
+// review policy; docs/design.md). It is pure: no I/O, no clock.
 //
 // Two steps. [Judge] reads one reviewer's answer — the review payload and,
 // when the tool returned one, its agent memory — into a [Verdict]. [Decide]
@@ -18,11 +18,11 @@
 //     disagreement is a contract gap; an unreadable value is a rejection
 //     and a contract gap;
 //  2. the status of the reviewer's agent memory;
-//  3. the legacy forms of SPEC §7: {} or [] approves, an empty payload
+//  3. the legacy forms of the tool contract: {} or [] approves, an empty payload
 //     does not, and anything else (other JSON, free text) is a rejection
 //     whose text is the feedback.
 //
-// Worst case wins (seed 003: "conflicts take the worst case"). When the
+// Worst case wins ("conflicts take the worst case"). When the
 // payload and the agent memory disagree on the status, the worse of the
 // two wins (ERROR over NEEDS_REVISION over DONE) and the disagreement is a
 // contract gap. The severity is the payload's "severity", else the agent
@@ -54,21 +54,21 @@
 //
 // A usable review is a delivered one whose status is not ERROR. Severity
 // names compare case-insensitively. A severity that is not in the policy's
-// taxonomy counts as the worst and is a contract gap (seed 003: "Critical"
+// taxonomy counts as the worst and is a contract gap (the memory and review design: "Critical"
 // from a reviewer whose taxonomy is Blocker/Major/Minor counts as Blocker
 // and is flagged; no alias is invented). A rejection without a severity
 // counts as the worst and is a contract gap (unless ReworkOnReject is set:
 // then its status alone sends the work back); so does any usable review
-// without one when SeverityRequired is set (seed 003's "severity field
+// without one when SeverityRequired is set (the memory and review design's "severity field
 // missing → worst case").
 //
-// Advisory reviewers (seed 003's knowledge reviewer) never decide: their
+// Advisory reviewers (the memory and review design's knowledge reviewer) never decide: their
 // failures are ignored, they never count toward MinReviews or MaxMissing,
 // and their severities never cause rework or failure. When the phase
 // reworks for another reason, their rejections go back to the author with
 // the others (Decision.Rejecting), because the advice is still useful.
 //
-// Seed 003's three clusters as policies (see sett.yml.example):
+// the memory and review design's three clusters as policies (see sett.yml.example):
 //
 //   - critique: Severities [Critical, High, Medium, Low], ReworkAt High,
 //     FailAt Critical, MinReviews 2, SeverityRequired;

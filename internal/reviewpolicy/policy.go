@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// DefaultSeverities returns the default taxonomy of SPEC §10 (seed 003's
-// release taxonomy), worst first. The slice is new on each call.
+// DefaultSeverities returns the default severity taxonomy, worst first. The slice is new on each call.
 func DefaultSeverities() []string { return []string{"Blocker", "Major", "Minor"} }
 
 // Default severity thresholds and quorum.
@@ -16,8 +15,8 @@ const (
 	DefaultMinReviews = 1
 )
 
-// Policy is how a review phase is decided (SPEC §10,
-// orchestrator.review_policy in sett.yml). DefaultPolicy returns the
+// Policy is how a review phase is decided (orchestrator.review_policy
+// in sett.yml). DefaultPolicy returns the
 // defaults; the zero Policy gets the default severities and thresholds
 // from WithDefaults but a MinReviews of 0 (no quorum). A Policy is plain
 // data, safe for concurrent reads.
@@ -35,7 +34,7 @@ type Policy struct {
 	// reviewers; fewer fails the phase. 0: no minimum.
 	MinReviews int `json:"min_reviews"`
 	// MaxMissing, when set, is the most non-advisory reviews that may be
-	// missing, failed or ERROR; more fails the phase (seed 003's
+	// missing, failed or ERROR; more fails the phase (the memory and review design's
 	// verification cluster: "2+ missing/ERROR → ERROR" is MaxMissing 1).
 	// nil: no limit.
 	MaxMissing *int `json:"max_missing,omitempty"`
@@ -46,16 +45,16 @@ type Policy struct {
 	// ReworkOnReject makes every usable non-advisory rejection
 	// (NEEDS_REVISION) send the work back whatever its severity; by
 	// default a rejection whose severity is below ReworkAt does not
-	// (seed 003's verification cluster: "any NEEDS_REVISION → rework").
+	// (the memory and review design's verification cluster: "any NEEDS_REVISION → rework").
 	ReworkOnReject bool `json:"rework_on_reject,omitempty"`
-	// Gate names gate reviewers (seed 003's V-Build): a gate reviewer
+	// Gate names gate reviewers (the build verifier): a gate reviewer
 	// without a usable review, or rejecting, or at or above ReworkAt,
 	// fails the phase on its own and the other reviews are skipped
 	// (RuleGate). Empty: no gate.
 	Gate []string `json:"gate,omitempty"`
 }
 
-// DefaultPolicy returns the policy of SPEC §10: severities Blocker, Major,
+// DefaultPolicy returns the default policy: severities Blocker, Major,
 // Minor; rework at Major; fail at Blocker; at least one usable review.
 func DefaultPolicy() Policy {
 	return Policy{

@@ -104,7 +104,7 @@ func Judge(payload string, mem *memory.AgentMemory) Verdict {
 		case v.Status == "" && mem.Status.Valid():
 			v.Status, v.Basis, v.Reason = mem.Status, BasisMemory, "memory status "+string(mem.Status)
 		case v.Status != "" && mem.Status.Valid() && mem.Status != v.Status:
-			// Seed 003: conflicting signals take the worst case.
+			// Conflicting signals take the worst case.
 			worse := v.Status
 			if statusOrder[mem.Status] > statusOrder[v.Status] {
 				worse = mem.Status

@@ -81,7 +81,7 @@ func TestJudge(t *testing.T) {
 			wantGaps: []string{"read as the worse, NEEDS_REVISION"}, wantFeedback: true},
 		{name: "memory ERROR beats payload DONE", payload: `{"status":"DONE","severity":"Minor"}`, mem: mem(errSt, "Blocker"), wantStatus: errSt, wantSeverity: "Minor", wantMemSeverity: "Blocker", wantBasis: BasisMemory,
 			wantGaps: []string{"read as the worse, ERROR"}, wantFeedback: true},
-		{name: "seed 003: DONE/Minor payload, NEEDS_REVISION/Blocker memory", payload: `{"status":"DONE","severity":"Minor"}`, mem: mem(nr, "Blocker"), wantStatus: nr, wantSeverity: "Minor", wantMemSeverity: "Blocker", wantBasis: BasisMemory,
+		{name: "DONE/Minor payload, NEEDS_REVISION/Blocker memory", payload: `{"status":"DONE","severity":"Minor"}`, mem: mem(nr, "Blocker"), wantStatus: nr, wantSeverity: "Minor", wantMemSeverity: "Blocker", wantBasis: BasisMemory,
 			wantGaps: []string{"read as the worse, NEEDS_REVISION"}, wantFeedback: true},
 		{name: "memory severity N/A is none", payload: "{}", mem: mem(done, "N/A"), wantStatus: done, wantBasis: BasisMemory},
 	}

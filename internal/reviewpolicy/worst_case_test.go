@@ -8,8 +8,8 @@ import (
 
 // TestWorstCaseWins reads whole reviews (payload and agent memory)
 // through Judge and Decide: the payload verdict, the payload severity and
-// the memory's status and severity combine to the most severe (seed 003:
-// "conflicts take the worst case").
+// the memory's status and severity combine to the most severe
+// ("conflicts take the worst case").
 func TestWorstCaseWins(t *testing.T) {
 	release := Policy{MinReviews: 1, SeverityRequired: true}
 	security := Role{Blocking: true, Required: true}

@@ -18,7 +18,7 @@ const (
 	// the reviews are in Input.Feedback.
 	ClaimTypeFeedback ClaimType = "feedback"
 	// ClaimTypeLearn asks the orchestrator's learner agent to turn a human
-	// rejection into one concise learning (SPEC §9): the target is the
+	// rejection into one concise learning: the target is the
 	// rejected artefact, Input.Feedback holds the human's rejection (its
 	// payload is the reason) and Memory.Learnings the current memory. The
 	// answer's payload is the learning text.
@@ -65,7 +65,7 @@ type Artefact struct {
 	ProducedByAgent string `json:"produced_by_agent,omitempty"`
 	// PayloadOmitted is true when the payload was left out because its
 	// author's compact memory (memory.upstream[ProducedByAgent]) stands
-	// for it: read the memory first, as seed 003 asks.
+	// for it: read the memory first, as the memory and review design asks.
 	PayloadOmitted bool `json:"payload_omitted,omitempty"`
 }
 
@@ -94,7 +94,7 @@ type Workflow struct {
 // by agent name.
 //
 // A nil Upstream is encoded as {}; empty Learnings and Handbook are left
-// out, as SPEC §10 asks ("omitted when missing or empty").
+// out, as the memory contract says ("omitted when missing or empty").
 type Memory struct {
 	Shared    string            `json:"shared"`
 	Learnings string            `json:"learnings,omitempty"`

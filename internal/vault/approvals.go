@@ -21,7 +21,7 @@ const (
 	StatusRejected = "rejected"
 	StatusRefused  = "refused"
 	// StatusRejectedReviewed is the `status` of a rejected item once its
-	// learning is recorded (seed 000).
+	// learning is recorded (the learning loop).
 	StatusRejectedReviewed = "rejected_reviewed"
 )
 
@@ -262,7 +262,7 @@ func (b *Bridge) applied(f *vaultFile, folder string, want blackboard.ApprovalDe
 }
 
 // finishRejected moves a rejected item to Done/ with status
-// rejected_reviewed once its learning is recorded (seed 000).
+// rejected_reviewed once its learning is recorded (the learning loop).
 func (b *Bridge) finishRejected(f *vaultFile, learned map[string]blackboard.Learning) error {
 	l, ok := learned[f.Doc.Get("artefact_id")]
 	if !ok {

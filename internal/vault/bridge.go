@@ -47,8 +47,7 @@ const minPassGap = 50 * time.Millisecond
 // maxActivity is how many recent lines Dashboard.md shows.
 const maxActivity = 20
 
-// Bridge keeps the vault and the blackboard in step while it runs (SPEC
-// §9). Run it on the leading orchestrator only; it is the one writer of
+// Bridge keeps the vault and the blackboard in step while it runs. Run it on the leading orchestrator only; it is the one writer of
 // the vault's projections. A Bridge is not safe for concurrent passes:
 // Run serialises them.
 type Bridge struct {

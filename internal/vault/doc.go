@@ -1,6 +1,6 @@
 // Package vault mirrors an instance into a folder of Markdown files that
-// people read and edit with any editor (Obsidian in seed 000), and reads
-// their tasks and decisions back (SPEC §9).
+// people read and edit with any editor (Obsidian in the learning loop), and reads
+// their tasks and decisions back.
 //
 // The vault is a projection, never the source of truth: the Bridge, run
 // by the leading orchestrator only, turns task files into goals and file

@@ -13,7 +13,7 @@ import (
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// Task states written to a task file's `state` (SPEC §9).
+// Task states written to a task file's `state`.
 const (
 	StateQueued           = "queued"
 	StateRunning          = "running"

@@ -10,7 +10,7 @@ import (
 	"github.com/settdev/sett/internal/agentmemory"
 )
 
-// Folders of a vault (SPEC §9).
+// Folders of a vault.
 const (
 	NeedsAction      = "Needs_Action"
 	InProgress       = "In_Progress"
@@ -51,7 +51,7 @@ Write them as short, plain rules, for example:
 - Never commit to payments, prices or deadlines without a human's approval.
 `
 
-// Scaffold creates the vault layout at path: the folders, seed 000's
+// Scaffold creates the vault layout at path: the folders, the learning loop's
 // Agent_Memory.md starter, a Company_Handbook.md stub and a first
 // Dashboard.md. It is idempotent: it only creates what is missing and
 // never changes an existing file. It returns the paths it created.

@@ -44,7 +44,7 @@ func (b *Bridge) saveState() error {
 }
 
 // learnings appends every learning not yet appended to Agent_Memory.md
-// (in seed 000's line format; the rest of the file is kept as the person
+// (in the learning loop's line format; the rest of the file is kept as the person
 // left it) and returns the learnings by rejected artefact id and by
 // "wf:" + workflow id.
 func (b *Bridge) learnings(ctx context.Context) (map[string]blackboard.Learning, error) {
@@ -143,7 +143,7 @@ func (b *Bridge) readRoot(name string) (text, stamp string, err error) {
 
 // memories mirrors the shared memory of each workflow whose memory was
 // merged since the last pass to memory.md, and its agents' memories to
-// memory/<agent>.mem.md (seed 003's format). With all set, the newest
+// memory/<agent>.mem.md (the memory and review design's format). With all set, the newest
 // workflow that has a shared memory is mirrored (rebuild).
 func (b *Bridge) memories(ctx context.Context, all bool) error {
 	b.mu.Lock()

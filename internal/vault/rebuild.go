@@ -11,7 +11,7 @@ import (
 	"github.com/settdev/sett/internal/agentmemory"
 )
 
-// Rebuild regenerates every projection from Redis (SPEC §9: the vault is
+// Rebuild regenerates every projection from Redis (the vault is
 // never the source of truth): the layout, Agent_Memory.md's learning
 // lines (the person's other lines kept), the approval files of pending
 // approvals, the task files' states, the memory files of the newest

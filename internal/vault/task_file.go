@@ -132,8 +132,8 @@ type task struct {
 	Score int
 }
 
-// taskKeys are the frontmatter keys a task file may use (SPEC §9, seed
-// 001); other keys are kept as metadata too.
+// taskKeys are the frontmatter keys a task file may use (the
+// scheduling rules); other keys are kept as metadata too.
 var taskKeys = []string{"priority", "deadline", "from", "subject", "type", "approval_timeout"}
 
 // goalID derives the goal id from the file's identity: its name, its

@@ -27,7 +27,7 @@ func TestScaffoldIsIdempotentAndKeepsFiles(t *testing.T) {
 	}
 	mem, _ := os.ReadFile(filepath.Join(dir, AgentMemoryFile))
 	if string(mem) != agentmemory.Template {
-		t.Errorf("Agent_Memory.md is not seed 000's starter:\n%s", mem)
+		t.Errorf("Agent_Memory.md is not the learning loop's starter:\n%s", mem)
 	}
 	edited := "# Agent Memory\n\nmine\n"
 	if err := os.WriteFile(filepath.Join(dir, AgentMemoryFile), []byte(edited), 0o644); err != nil {

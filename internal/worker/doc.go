@@ -1,5 +1,5 @@
-// Package worker is the launcher of controller-mode agents (SPEC §8
-// "Controller-worker"): the cub of an agent with mode: controller runs the
+// Package worker is the launcher of controller-mode agents (see
+// "Controller agents" in docs/operations.md): the cub of an agent with mode: controller runs the
 // sett-worker binary as its tool, and the launcher runs the real tool in a
 // fresh, ephemeral container and removes that container afterwards.
 //

@@ -143,7 +143,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		return fmt.Errorf("%w: artefact: a grant result needs claim_id and produced_by_agent", ErrInvalid)
 	}
 	priority := 0
-	p, ok := a.Metadata["score"] // a scored goal (SPEC §8): its priority is its score
+	p, ok := a.Metadata["score"] // a scored goal: its priority is its score
 	if !ok {
 		p, ok = a.Metadata["priority"]
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // roundTrips counts what a client sends to Redis: one per command and one
-// per pipeline (MULTI/EXEC included), which is what SPEC §17 budgets.
+// per pipeline (MULTI/EXEC included), which is what the performance budget counts.
 type roundTrips struct{ n atomic.Int64 }
 
 func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -133,7 +133,7 @@ func BenchmarkResolveLatest10(b *testing.B) {
 }
 
 // BenchmarkCreateGoal writes goals: what `sett forage` and the vault pay
-// per goal (SPEC §16 goal write), with no daemon running.
+// per goal (goal write), with no daemon running.
 func BenchmarkCreateGoal(b *testing.B) {
 	c, hook := benchClient(b)
 	goals := make([]*blackboard.Artefact, b.N)

@@ -689,7 +689,7 @@ func (c *Client) GetClaimState(ctx context.Context, claimID, workflowID string, 
 // the claim's) also reading, in the same round trip, the artefacts ids
 // and the workflow's shared memory into the state's Phase: what the
 // orchestrator needs when a result ends a phase, read before it knows
-// whether it does (SPEC §17: one read per result on the hot path).
+// whether it does (one read per result on the hot path).
 func (c *Client) GetClaimStateAndPhase(ctx context.Context, claimID, workflowID string, ids []string) (*ClaimState, error) {
 	if err := ValidateID(workflowID); err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func (s StructuralType) Claimable() bool {
 	return s != StructuralFailure && s != StructuralTerminal && s != StructuralReview
 }
 
-// ClaimStatus is where a claim is in its lifecycle (SPEC §5).
+// ClaimStatus is where a claim is in its lifecycle.
 type ClaimStatus string
 
 // Claim statuses. Complete and Terminated are final.
@@ -98,7 +98,7 @@ const (
 	GrantExclusive GrantKind = "exclusive"
 	GrantFeedback  GrantKind = "feedback"
 	// GrantLearn asks the learner agent to turn a human rejection into one
-	// learning (SPEC §9).
+	// learning.
 	GrantLearn GrantKind = "learn"
 )
 

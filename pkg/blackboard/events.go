@@ -65,7 +65,7 @@ const (
 	// naming them (field agents).
 	EventClaimTerminatedNoAnswer EventType = "claim_terminated_no_answer"
 
-	// Approval gates and learning (SPEC §9). approval_decided and
+	// Approval gates and learning. approval_decided and
 	// learning_recorded are emitted by their scripts.
 	EventApprovalRequested       EventType = "approval_requested"
 	EventApprovalDecided         EventType = "approval_decided"
@@ -75,7 +75,7 @@ const (
 	EventLearnClaimCreated       EventType = "learn_claim_created"
 	EventLearningRecorded        EventType = "learning_recorded"
 
-	// Scheduling and control (SPEC §8). claim_waiting, paused and resumed
+	// Scheduling and control. claim_waiting, paused and resumed
 	// are emitted by their scripts; capacity_freed is queued for the
 	// orchestrator only (never in the audit stream).
 	EventClaimWaiting      EventType = "claim_waiting"
@@ -90,12 +90,12 @@ const (
 	// with a fresh attempt budget (retry_claim.lua).
 	EventClaimRetried EventType = "claim_retried"
 
-	// Memory and review policy (SPEC §10).
+	// Memory and review policy.
 	EventMemoryMerged   EventType = "memory_merged"
 	EventReviewDecision EventType = "review_decision"
 	// EventMemoryWarning: a tool's agent memory broke the contract and
 	// the cub repaired (action=repaired, cuts) or dropped (action=dropped)
-	// it; the result was stored and the work goes on (seed 003 NFR-4).
+	// it; the result was stored and the work goes on.
 	EventMemoryWarning EventType = "memory_warning"
 )
 

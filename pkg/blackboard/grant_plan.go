@@ -8,7 +8,7 @@ import (
 )
 
 // GrantPlan is what the bid script needs to grant a claim itself when the
-// last expected bid arrives (SPEC §17: the orchestrator's read-decide-grant
+// last expected bid arrives (the orchestrator's read-decide-grant
 // round leaves the hot path). The orchestrator decides the grant in
 // advance, with its own consensus rules, from the bids its configuration
 // predicts (Expect), and writes it with the claim under its epoch. The

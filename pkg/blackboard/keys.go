@@ -79,7 +79,7 @@ func (k Keys) WorkflowMemories(workflowID string) string {
 	return k.prefix + "workflow:" + workflowID + ":memories"
 }
 
-// SharedMemory is the HASH of a workflow's shared memory (SPEC §10):
+// SharedMemory is the HASH of a workflow's shared memory:
 // json (the merged document) and rev (bumped by every merge), written
 // only by the orchestrator, in the step that ends a phase.
 func (k Keys) SharedMemory(workflowID string) string {

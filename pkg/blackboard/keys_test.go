@@ -9,7 +9,7 @@ import (
 )
 
 // TestKeys checks every key and channel against the readable pattern of
-// SPEC §4.2, with and without the cluster hash tag. A new Keys method
+// the documented key patterns, with and without the cluster hash tag. A new Keys method
 // without a row here fails the test.
 func TestKeys(t *testing.T) {
 	t.Parallel()

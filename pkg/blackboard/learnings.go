@@ -20,7 +20,7 @@ const (
 // MaxLearningBytes bounds one learning's text.
 const MaxLearningBytes = 2048
 
-// Learning is one lesson drawn from a human rejection (SPEC §9).
+// Learning is one lesson drawn from a human rejection.
 type Learning struct {
 	// ID is one per rejection (derived from the rejected claim), which
 	// makes recording idempotent.

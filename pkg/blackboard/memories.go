@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Agent memories and the shared memory (SPEC §10). The cub stores an
+// Agent memories and the shared memory. The cub stores an
 // agent's memory with the result that carries it (the artefact's memory
 // field, and the workflow's latest memory per agent); the orchestrator
 // alone writes the shared memory, in the transition that ends a phase.

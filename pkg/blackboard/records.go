@@ -29,7 +29,7 @@ type Artefact struct {
 	CreatedAtMs     int64             `json:"created_at_ms"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
 	// Memory is the producing agent's compact memory for this result
-	// (SPEC §10), as validated JSON; empty when the tool returned none.
+	//, as validated JSON; empty when the tool returned none.
 	Memory string `json:"memory,omitempty"`
 }
 
@@ -85,7 +85,7 @@ type Claim struct {
 	// phase, one line (rule and outcome), as `sett hoard -o tree` shows it.
 	ReviewDecision string `json:"review_decision,omitempty"`
 	// Retries records, per agent of the current phase whose tool failed,
-	// where its retry policy stands (SPEC §8).
+	// where its retry policy stands.
 	Retries map[string]RetryState `json:"retries,omitempty"`
 	// WaitingSinceMs and WaitingReason ("capacity" or "paused") are set
 	// while the claim's next grant waits in the scheduler.

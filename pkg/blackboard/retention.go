@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Retention (SPEC §4): what the leader's janitor deletes so that Redis does
+// Retention: what the leader's janitor deletes so that Redis does
 // not grow without bound. A finished workflow's records — the workflow,
 // its artefacts, threads (versions), claims with their bids, grants,
 // outputs and failures, memories and shared memory, and its entries in

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The scheduler (SPEC §8) lives in the scripts: a granting step passes
+// The scheduler lives in the scripts: a granting step passes
 // through the instance-wide gate (pause, max_concurrent_claims, strict
 // priority order) and each grant through its agent's gate (max_concurrent
 // per live replica). What waits is stored in sorted sets in release

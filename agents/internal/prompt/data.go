@@ -28,7 +28,7 @@ type Data struct {
 	// IsFeedback is set on feedback claims: .Feedback holds the reviews
 	// to address and .Target the version they rejected.
 	IsFeedback bool
-	// IsLearn is set on learn claims (SPEC §9).
+	// IsLearn is set on learn claims.
 	IsLearn bool
 	// Reason is, on a learn claim, the human's reason for the rejection
 	// (the text of .Feedback[0]); "" otherwise.

@@ -1,13 +1,13 @@
 // Package prompt renders the prompts of Sett's model-backed agents
 // (agents/llm, agents/coder) from Go text/template files.
 //
-// A template sees the whole tool input (SPEC §7): the goal, the target
+// A template sees the whole tool input: the goal, the target
 // artefact, the context chain, the reviews of a feedback claim, every part
 // of the memory (learnings, handbook, shared, upstream), the claim type and
 // the iteration; see [Data]. It defines the named templates "system" (may
 // be empty) and "user"; the partials of _common.tmpl ("rules", "context",
 // "memory", "feedback") place the handbook and the learnings the same way
-// in every role, after seed 000: under "## Company Handbook" and "## Agent
+// in every role, after the learning loop: under "## Company Handbook" and "## Agent
 // Memory", each left out when empty.
 //
 // The templates of the shipped roles (planner, reviewer, writer, learner,

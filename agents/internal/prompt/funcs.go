@@ -40,7 +40,7 @@ func clip(n int, s string) string {
 }
 
 // reviewText renders a review's payload for a prompt. A structured review
-// ({"verdict", "severity", "findings"} or SPEC §10's "status" form)
+// ({"verdict", "severity", "findings"} or the "status" form)
 // becomes "Verdict: reject (Major)" and one line per finding; any other
 // payload is the reviewer's text, trimmed.
 func reviewText(payload string) string {

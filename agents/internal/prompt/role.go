@@ -13,11 +13,11 @@ type Format string
 const (
 	// FormatText: the answer is the payload as it is (Markdown), trimmed.
 	FormatText Format = "text"
-	// FormatVerdict: the answer is SPEC §10's review verdict, a JSON
+	// FormatVerdict: the answer is the review verdict, a JSON
 	// object {"verdict", "severity", "findings"}.
 	FormatVerdict Format = "verdict"
 	// FormatLearning: the answer is one learning of one or two sentences
-	// (SPEC §9), kept as one line of text.
+	//, kept as one line of text.
 	FormatLearning Format = "learning"
 	// FormatJSON: the answer is any JSON object, stored as compact JSON.
 	FormatJSON Format = "json"

@@ -69,7 +69,7 @@ func TestPlannerFeedbackPlacesEveryPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rules (handbook, learnings) go to the system part, seed 000's
+	// Rules (handbook, learnings) go to the system part, the learning loop's
 	// "## Agent Memory" next to the handbook.
 	if got := section(t, p.System, "Company Handbook"); !strings.Contains(got, "Never touch production.") {
 		t.Errorf("handbook section = %q", got)
@@ -156,7 +156,7 @@ func TestLearnerSeesRejectedArtefactReasonAndMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.System, "You are reviewing a rejected plan.") || !strings.Contains(p.System, "ONE concise learning (1-2") {
-		t.Errorf("system part is not seed 000's review prompt:\n%s", p.System)
+		t.Errorf("system part is not the learning loop's review prompt:\n%s", p.System)
 	}
 	if got := section(t, p.User, "The Rejected Plan"); !strings.Contains(got, "1. Add it.") {
 		t.Errorf("rejected plan = %q", got)

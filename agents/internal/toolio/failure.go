@@ -6,7 +6,7 @@ import (
 )
 
 // Failure is an error the tool reports on stdout with its own judgement
-// of whether running it again could help (SPEC §8: "retryable": false
+// of whether running it again could help ("retryable": false
 // fails the claim at once).
 type Failure struct {
 	// Msg says what went wrong and what to do about it.

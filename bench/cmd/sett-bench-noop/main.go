@@ -4,7 +4,7 @@
 // so that the harness can measure the hop "artefact written → next tool
 // process started" on the host clock.
 //
-// It is built with CGO_ENABLED=0 (a static binary, as SPEC §13 packages
+// It is built with CGO_ENABLED=0 (a static binary, as the images package
 // tools) so that its start costs what a small static tool costs.
 //
 // Modes (-mode):

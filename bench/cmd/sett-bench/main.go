@@ -1,5 +1,5 @@
 // Command sett-bench runs the performance harness (`make bench`): it
-// prints one table of every SPEC §16 figure against its target and writes
+// prints one table of every performance figure against its target and writes
 // the report to <results>/<UTC time>-<commit>.json with the samples as Go
 // benchmark lines in <results>/<UTC time>-<commit>.txt (for benchstat).
 //

@@ -1,4 +1,4 @@
--- control: pause or resume the instance (SPEC §8).
+-- control: pause or resume the instance.
 --
 -- KEYS[1] control HASH        sett:<i>:control
 -- KEYS[2] events STREAM       sett:<i>:events

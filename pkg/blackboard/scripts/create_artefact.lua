@@ -63,7 +63,7 @@
 -- the acknowledged grant) appear together or not at all: an artefact can
 -- never exist unannounced.
 --
--- Completion by the result (SPEC §17, "round trips per hop"): a result
+-- Completion by the result ("round trips per hop"): a result
 -- that ends its claim the plain way completes the claim here, as the
 -- orchestrator's phase step would, instead of queueing the result for
 -- it. The claim's finish_plan field holds the leader epoch the
@@ -180,7 +180,7 @@ else
   if req.claimable and redis.call('HGET', KEYS[7], 'status') == 'running' then
     redis.call('HINCRBY', KEYS[7], 'open_items', 1)
   end
-  -- Token budgets (SPEC §8): counted with the artefact that reports them,
+  -- Token budgets: counted with the artefact that reports them,
   -- so each usage counts exactly once (an artefact is written once).
   local tokens = tonumber(req.tokens or 0) or 0
   if tokens > 0 and req.token_agent ~= nil and req.token_agent ~= cjson.null and req.token_agent ~= '' then

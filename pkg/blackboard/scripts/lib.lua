@@ -79,7 +79,7 @@ local function emit_all(stream, ts, events)
   end
 end
 
--- Scheduling (SPEC §8). A grant message may carry a gate naming, by KEYS
+-- Scheduling. A grant message may carry a gate naming, by KEYS
 -- index, its agent's running ZSET (claim → delivered at, ms), waiting
 -- ZSET, replicas ZSET and inbox, and the instance's capacity and control
 -- HASHes and timers ZSET. The agent's capacity is

@@ -1,5 +1,5 @@
 -- purge_workflow: delete one finished workflow's records and index entries
--- once its retention period has passed (SPEC §4, retention).
+-- once its retention period has passed (retention).
 --
 -- KEYS[1]  workflow HASH            sett:<i>:workflow:<wf>
 -- KEYS[2]  workflows ZSET           sett:<i>:index:workflows

@@ -1,5 +1,5 @@
 -- retry_claim: re-run a failed claim with a fresh attempt budget (`sett
--- retry`, SPEC §8).
+-- retry`).
 --
 -- KEYS[1] claim HASH          sett:<i>:claim:<id>
 -- KEYS[2] workflow HASH       sett:<i>:workflow:<wf>

@@ -39,7 +39,7 @@
 --   {'NOT_INVITED', agent}     the agent is not among the expected bidders
 --   {'EXISTS', bid}            the agent already bid (the stored bid)
 --
--- The grant in the bid (SPEC §17, "round trips per hop"): the claim's
+-- The grant in the bid ("round trips per hop"): the claim's
 -- grant_plan field, written by the orchestrator when it created the claim
 -- under its epoch, holds a grant the orchestrator already decided with
 -- its own consensus rules from the bids its configuration predicts:

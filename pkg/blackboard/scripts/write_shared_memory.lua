@@ -12,7 +12,7 @@
 --
 -- Returns {'OK', rev} or {'STALE_MEMORY', rev} or {'FENCED', epoch} or {'NO_EPOCH', why}.
 --
--- The orchestrator is the single writer (SPEC §10); the compare on the
+-- The orchestrator is the single writer; the compare on the
 -- revision keeps two claims of one workflow that end phases at once from
 -- losing each other's merge: the loser reads again and merges again.
 

@@ -35,7 +35,7 @@ type Agent struct {
 	red *toolio.Redactor
 }
 
-// verdictSchema is the JSON Schema of SPEC §10's verdict, sent as
+// verdictSchema is the JSON Schema of the verdict, sent as
 // Structured Outputs where the server supports them.
 var verdictSchema = map[string]any{
 	"type": "object",

@@ -165,7 +165,7 @@ func TestPromptCarriesMemoryContextAndFeedbackInTheirPlaces(t *testing.T) {
 				t.Fatalf("%v\n%s", r.err, r.stderr)
 			}
 			rec := r.fs.Requests()[0]
-			// Seed 000: the learnings under "## Agent Memory", next to
+			// the learning loop: the learnings under "## Agent Memory", next to
 			// the handbook, in the instructions.
 			if hb := between(t, rec.System, "Company Handbook", "## Agent Memory"); !strings.Contains(hb, "Always be polite.") {
 				t.Errorf("handbook section:\n%s", hb)

@@ -2,7 +2,7 @@
 // input, renders the prompt template of its role, asks the configured model
 // under the one retry policy, checks the answer against the role's format
 // and prints one answer — or one failure that says what to fix and whether
-// a retry can help (SPEC §7, §8).
+// a retry can help.
 //
 // Configuration comes from flags, then the environment the agent is
 // configured with in sett.yml (see Config); API keys only from the

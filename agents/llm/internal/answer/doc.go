@@ -1,5 +1,5 @@
 // Package answer turns a model's text into what a Sett artefact carries:
-// Markdown text, SPEC §10's review verdict, one learning (SPEC §9) or a
+// Markdown text, the review verdict, one learning or a
 // JSON object.
 //
 // Models wrap structured answers in code fences, put prose before them or

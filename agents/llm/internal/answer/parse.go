@@ -70,7 +70,7 @@ func firstObject(s string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// Verdict is SPEC §10's structured review: what the review policy reads.
+// Verdict is the structured review: what the review policy reads.
 type Verdict struct {
 	// Verdict is "approve" or "reject".
 	Verdict string `json:"verdict"`
@@ -176,7 +176,7 @@ const maxLearningLen = 800
 // told not to: list markers, quote markers, headers, "Learning:".
 var learningPrefix = regexp.MustCompile(`(?i)^(?:[#>*\-•\s]+|\d+[.)]\s+|(?:\*\*)?learning(?:\*\*)?\s*:\s*(?:\*\*)?)+`)
 
-// Learning reads a learner's answer (SPEC §9): ONE learning as one line of
+// Learning reads a learner's answer: ONE learning as one line of
 // text. Reasoning, fences, list and header markers, a "Learning:" label and
 // wrapping quotes are removed; an answer that is a JSON object with a
 // "learning" string gives that string. Empty or overlong answers are
