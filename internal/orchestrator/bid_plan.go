@@ -23,16 +23,20 @@ type bidPlan struct {
 // role, over the configured agents in dir.
 func planBids(dir *AgentDirectory, rules map[string]bidding.Rules, typ, role string) bidPlan {
 	var p bidPlan
+	live := make(map[string]bool)
+	for _, agent := range dir.Live() {
+		live[agent] = true
+	}
 	for _, agent := range dir.Names() {
 		if r, ok := rules[agent]; ok {
 			if bid, _, sure := r.Static(typ, role); sure && bid == blackboard.BidIgnore {
-				if dir.IsLive(agent) {
+				if live[agent] {
 					p.Ignoring = append(p.Ignoring, agent)
 				}
 				continue
 			}
 		}
-		if !dir.IsLive(agent) {
+		if !live[agent] {
 			p.Absent = append(p.Absent, agent)
 			continue
 		}

@@ -338,7 +338,7 @@ func (a *ClaimAdvancer) deadEnd(ctx context.Context, st *blackboard.ClaimState, 
 	a.countBids(bids, len(d.Silent))
 	a.m.ConsensusLatency.Observe(msToSeconds(st.NowMs - cl.CreatedAtMs))
 	if cl.ArtefactID == cl.WorkflowID {
-		return a.goalDeadEnd(ctx, st, d.Silent, events)
+		return a.goalDeadEnd(ctx, st, d, events)
 	}
 	typ, err := a.artefactType(ctx, cl)
 	if err != nil {
@@ -420,20 +420,27 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": allPhasesComplete}))...)
 }
 
-// goalDeadEnd ends a workflow whose goal no agent bid on: nothing was
-// done, so it fails, with a reason naming the goal's type (the usual
-// cause is that no running agent consumes it), and never "completes".
-func (a *ClaimAdvancer) goalDeadEnd(ctx context.Context, st *blackboard.ClaimState, silent []string, events []blackboard.Event) error {
+// goalDeadEnd ends a workflow whose goal no agent takes by configuration
+// (no configured agent consumes its type, or every consumer answered
+// ignore): nothing was done, so it fails, with a reason naming the goal's
+// type and what to change, and never "completes". A goal whose consumers
+// did not answer is not a dead end: consensus asks them again.
+func (a *ClaimAdvancer) goalDeadEnd(ctx context.Context, st *blackboard.ClaimState, d consensusDecision, events []blackboard.Event) error {
 	cl := st.Claim
-	typ := "unknown"
-	if goal, err := a.bb.GetArtefact(ctx, cl.ArtefactID); err == nil {
-		typ = goal.Type
-	} else if !errors.Is(err, blackboard.ErrNotFound) {
+	typ, err := a.artefactType(ctx, cl)
+	if err != nil {
 		return err
 	}
-	why := fmt.Sprintf("no agent bid on the goal (type %s): make sure a running agent consumes %s", typ, typ)
+	if typ == "" {
+		typ = "unknown"
+	}
+	why := fmt.Sprintf("no agent bid on the goal (type %s): no configured agent consumes %s; add one to sett.yml", typ, typ)
+	if d.Declined {
+		why = fmt.Sprintf("no agent bid on the goal (type %s): every agent that could take it answered ignore (%s)",
+			typ, strings.Join(append(append([]string(nil), cl.ExpectedBidders...), cl.AbsentConsumers...), ", "))
+	}
 	reason := "Terminated: " + why + "."
-	t := blackboard.Transition{IgnoreBids: silent}
+	t := blackboard.Transition{IgnoreBids: d.Silent}
 	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, why,
 		append(events, a.event(blackboard.EventClaimTerminatedNoBids, cl, "", map[string]string{"reason": reason, "type": typ}))...)
 }

@@ -1,0 +1,95 @@
+package orchestrator
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/reviewpolicy"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// testDirectory is a directory of agents (name → role) with live alive,
+// read from nowhere.
+func testDirectory(agents map[string]string, live ...string) *AgentDirectory {
+	d := NewAgentDirectory(nil, zerolog.Nop(), agents, time.Second)
+	d.live, d.loaded = live, true
+	return d
+}
+
+func TestPlanBidsRemembersAbsentConsumers(t *testing.T) {
+	t.Parallel()
+	dir := testDirectory(map[string]string{"coder": "coder", "reviewer": "reviewer", "writer": "writer", "other": "other"},
+		"coder", "other", "writer")
+	rules := map[string]bidding.Rules{
+		"coder":    {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan"}},
+		"reviewer": {Role: "reviewer", Strategy: blackboard.BidReview, Consumes: []string{"Plan"}},
+		"writer":   {Role: "writer", Strategy: blackboard.BidExclusive, Consumes: []string{"GoalDefined"}},
+		"other":    {Role: "other", Strategy: blackboard.BidClaim, HasScript: true},
+	}
+	got := planBids(dir, rules, "Plan", "writer")
+	want := bidPlan{Bidders: []string{"coder", "other"}, Ignoring: []string{"writer"}, Absent: []string{"reviewer"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("planBids = %+v, want %+v", got, want)
+	}
+}
+
+// TestGrantPlanIsTheConsensusDecision: the grant the bid script may apply
+// is the one decideConsensus makes from the predicted bids, and there is
+// none when the orchestrator must decide (an absent consumer, a bid
+// script, a grant to several agents, no work bid).
+func TestGrantPlanIsTheConsensusDecision(t *testing.T) {
+	t.Parallel()
+	agents := map[string]string{"coder": "coder", "coder-b": "coder", "reviewer": "reviewer", "scripted": "scripted"}
+	rules := map[string]bidding.Rules{
+		"coder":    {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan", "Build"}},
+		"coder-b":  {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan", "Build"}},
+		"reviewer": {Role: "reviewer", Strategy: blackboard.BidReview, Consumes: []string{"Plan"}},
+		// A bid script decides at bid time: its agent is a possible
+		// consumer of every type, so only types produced by its own role
+		// (never bid on) leave it out.
+		"scripted": {Role: "scripted", Strategy: blackboard.BidClaim, HasScript: true},
+	}
+	creator := func(live ...string) *ClaimCreator {
+		set := Settings{Rules: rules, Agents: agents, LeaseTTL: 30 * time.Second, ReviewRoles: map[string]reviewpolicy.Role{}}
+		set.applyDefaults()
+		dir := testDirectory(agents, live...)
+		adv := NewClaimAdvancer(nil, set, dir, func() int64 { return 1 }, NewMetrics(nil), zerolog.Nop())
+		return NewClaimCreator(nil, set, dir, adv, func() int64 { return 1 }, NewMetrics(nil), zerolog.Nop())
+	}
+	for _, tc := range []struct {
+		name  string
+		live  []string
+		typ   string
+		agent string
+		kind  blackboard.GrantKind
+	}{
+		{name: "review first: the reviewer alone", live: []string{"coder", "coder-b", "reviewer", "scripted"}, typ: "Plan", agent: "reviewer", kind: blackboard.GrantReview},
+		{name: "exclusive to the lowest name", live: []string{"coder", "coder-b", "scripted"}, typ: "Build", agent: "coder", kind: blackboard.GrantExclusive},
+		{name: "an absent consumer: the orchestrator decides", live: []string{"coder", "reviewer", "scripted"}, typ: "Plan"},
+		{name: "a bid script's agent is asked: the orchestrator decides", live: []string{"coder", "coder-b", "reviewer", "scripted"}, typ: "Script"},
+		{name: "nobody consumes: no plan", live: []string{"coder", "coder-b", "reviewer", "scripted"}, typ: "Other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := creator(tc.live...)
+			role := "user"
+			if tc.typ != "Script" {
+				role = "scripted" // the scripted agent never bids on its own outputs
+			}
+			plan := planBids(c.dir, rules, tc.typ, role)
+			gp := c.grantPlan(plan, tc.typ, role)
+			if tc.agent == "" {
+				if gp != nil {
+					t.Fatalf("grantPlan = %+v, want none", gp)
+				}
+				return
+			}
+			if gp == nil || gp.Agent != tc.agent || gp.Kind != tc.kind || len(gp.Expect) != len(plan.Bidders) {
+				t.Fatalf("grantPlan = %+v, want %s granted %s with every bidder's bid predicted", gp, tc.agent, tc.kind)
+			}
+		})
+	}
+}
