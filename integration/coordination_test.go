@@ -93,10 +93,15 @@ agents:
 	}
 }
 
+// TestSilentAgentResolvedByBidTimeout: a hung agent's silence counts as
+// ignore on a claim where another agent bid for the work (the goal), but
+// on a claim it alone could take (the Plan) it is asked again and, after
+// no_bid_timeout, the workflow fails naming it — never "completed" with
+// the Plan left undone.
 func TestSilentAgentResolvedByBidTimeout(t *testing.T) {
 	t.Parallel()
 	s := stacktest.New(t, `version: "1.0"
-orchestrator: {bid_timeout: 1s}
+orchestrator: {bid_timeout: 1s, no_bid_timeout: 3s}
 agents:
   planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
   sleepy: {command: ["sett-writer"], bidding_strategy: exclusive}
@@ -109,8 +114,8 @@ agents:
 	}
 	s.Up("planner")
 	wf := s.PostGoal("one agent never answers")
-	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
-		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "sleepy") {
+		t.Fatalf("workflow %s (%s), want failed naming sleepy: the Plan only it consumes was never done", w.Status, w.Outcome)
 	}
 	goalClaim := blackboard.DeriveID("claim", wf)
 	timeouts := s.Events(blackboard.EventBidTimeout)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/bidding"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/retrypolicy"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -43,7 +44,10 @@ func TestClaimsCarryAGrantPlan(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second, NoBidGrants: off,
 				Agents: map[string]string{"coder": "coder"},
-				Retry:  map[string]retrypolicy.Policy{"coder": {MaxAttempts: 4}}})
+				// The coder's configured rules: the orchestrator predicts
+				// its bid from them to plan the grant in the bid.
+				Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}},
+				Retry: map[string]retrypolicy.Policy{"coder": {MaxAttempts: 4}}})
 			if err := redistest.Raw(t).Set(context.Background(), f.bb.Keys().Epoch(), "1", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
