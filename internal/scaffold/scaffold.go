@@ -151,18 +151,26 @@ func EnsureGitignore(dir string) (bool, error) {
 		add.WriteByte('\n')
 	}
 	add.WriteString(GitignoreEntry + "\n")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return false, fmt.Errorf("scaffold: %w", err)
-	}
-	if _, err := f.Write(add.Bytes()); err != nil {
-		f.Close()
-		return false, fmt.Errorf("scaffold: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return false, fmt.Errorf("scaffold: %w", err)
+	if err := appendFile(p, add.Bytes()); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// appendFile appends b to the file at p, creating it (0644) if needed.
+func appendFile(p string, b []byte) error {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	return nil
 }
 
 // VaultIgnoreComment is the line EnsureVaultIgnored writes above a
@@ -195,16 +203,8 @@ func EnsureVaultIgnored(dir, rel string) (bool, error) {
 		add.WriteByte('\n')
 	}
 	add.WriteString(VaultIgnoreComment + "\n/" + rel + "/\n")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return false, fmt.Errorf("scaffold: %w", err)
-	}
-	if _, err := f.Write(add.Bytes()); err != nil {
-		f.Close()
-		return false, fmt.Errorf("scaffold: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return false, fmt.Errorf("scaffold: %w", err)
+	if err := appendFile(p, add.Bytes()); err != nil {
+		return false, err
 	}
 	return true, nil
 }
