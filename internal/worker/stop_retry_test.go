@@ -66,7 +66,11 @@ func (f *flakyDockerSocket) relay(c net.Conn, upstream string) {
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
-			if bytes.HasPrefix(buf[:n], []byte("POST ")) && bytes.Contains(firstLine(buf[:n]), []byte("/stop")) && f.drops.Add(-1) >= 0 {
+			// A read may start with the tail of the previous request on the
+			// same kept-alive connection: look for the stop's request line
+			// anywhere at a line start, and pass on what comes before it.
+			if at := stopRequestAt(buf[:n]); at >= 0 && f.drops.Add(-1) >= 0 {
+				_, _ = u.Write(buf[:at])
 				f.dropped.Add(1)
 				return
 			}
@@ -78,6 +82,23 @@ func (f *flakyDockerSocket) relay(c net.Conn, upstream string) {
 			return
 		}
 	}
+}
+
+// stopRequestAt is the offset of a "POST …/stop" request line starting a
+// line in b, or -1.
+func stopRequestAt(b []byte) int {
+	for off := 0; off < len(b); {
+		i := bytes.Index(b[off:], []byte("POST "))
+		if i < 0 {
+			return -1
+		}
+		at := off + i
+		if (at == 0 || b[at-1] == '\n') && bytes.Contains(firstLine(b[at:]), []byte("/stop")) {
+			return at
+		}
+		off = at + 1
+	}
+	return -1
 }
 
 func firstLine(b []byte) []byte {
