@@ -55,6 +55,16 @@ func AllFaultKinds() []FaultKind {
 	return []FaultKind{KillOrchestrator, KillCub, KillRedis, Latency, Reset, Partition, Outage, FreezeCub, TruncatedAOF}
 }
 
+// campaignFaultKinds are the kinds a campaign draws from: every kind but
+// TruncatedAOF unless the options ask for Redis rollbacks.
+func campaignFaultKinds(o Options) []FaultKind {
+	kinds := AllFaultKinds()
+	if o.Rollback {
+		return kinds
+	}
+	return slices.DeleteFunc(kinds, func(k FaultKind) bool { return k == TruncatedAOF })
+}
+
 const (
 	instanceName = "chaos"
 	draftType    = "ChaosDraft"
@@ -264,7 +274,7 @@ func (c *campaign) close() {
 func (c *campaign) drive(ctx context.Context) error {
 	batches := c.opts.Faults + 1
 	per := (c.opts.Workflows + batches - 1) / batches
-	kinds := AllFaultKinds()
+	kinds := campaignFaultKinds(c.opts)
 	for i := 0; i < batches; i++ {
 		n := min(per, c.opts.Workflows-len(c.posted))
 		if err := c.post(ctx, n); err != nil {

@@ -30,6 +30,12 @@ type Options struct {
 	RepoRoot string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// Rollback adds the "kill redis, AOF tail cut" fault, in which Redis
+	// itself loses acknowledged writes (CHAOS_ROLLBACK=1). It is not in
+	// the default campaign: with it, the invariants do not all hold yet
+	// (a rolled-back blackboard can leave a workflow stuck, a version
+	// written twice, or a completion without its final artefact).
+	Rollback bool
 }
 
 // DefaultOptions are the counts of `make chaos`.
@@ -70,6 +76,13 @@ func (o Options) FromEnv() (Options, error) {
 			}
 			*v.dst = n
 		}
+	}
+	if s := os.Getenv("CHAOS_ROLLBACK"); s != "" {
+		on, err := strconv.ParseBool(s)
+		if err != nil {
+			return o, fmt.Errorf("chaos: CHAOS_ROLLBACK=%q is not a boolean (use 1 or 0)", s)
+		}
+		o.Rollback = on
 	}
 	return o, nil
 }
