@@ -240,6 +240,16 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 		NowMs: st.NowMs, DeadlineMs: cl.BidDeadlineMs, Rounds: cl.BidRounds, NoAnswerSinceMs: cl.NoAnswerSinceMs,
 		BidTimeout: a.set.BidTimeout, NoBidTimeout: a.set.NoBidTimeout,
 	}
+	if cl.ArtefactType != "" {
+		in.Predicted = map[string]blackboard.Bid{}
+		for _, agent := range append(append([]string(nil), cl.ExpectedBidders...), cl.AbsentConsumers...) {
+			// Advisory reviewers never block: their silence is an ignore.
+			if r, ok := a.set.Rules[agent]; ok && !r.HasScript && !a.set.ReviewRoles[agent].Advisory {
+				bid, _ := r.Fallback(cl.ArtefactType)
+				in.Predicted[agent] = bid
+			}
+		}
+	}
 	for agent, role := range a.set.ReviewRoles {
 		if role.Required {
 			in.Required[agent] = true

@@ -18,8 +18,10 @@ import (
 //   - Before the bid deadline the claim waits for every asked agent.
 //   - After it, an agent that was asked and did not answer counts as
 //     ignore — unless its answer is still needed: no agent bid for work at
-//     all, a required reviewer has not answered, or fewer reviewers bid
-//     than min_reviews while a configured reviewer has not answered. Then
+//     all, a required reviewer has not answered, fewer reviewers bid than
+//     min_reviews while a configured reviewer has not answered, or the
+//     kind of work its rules say it bids (review, claim, exclusive) has no
+//     other bidder, so that work would be missing. Then
 //     bids are requested again (with backoff), also from configured
 //     consumers that were down when the claim was created and are alive
 //     now, and after no_bid_timeout the claim fails naming the agents that
@@ -63,6 +65,11 @@ type consensusInput struct {
 	// MinReviews (not advisory).
 	Required, Reviewers map[string]bool
 	MinReviews          int
+	// Predicted is each consumer's bid as its configured rules give it
+	// for this artefact (absent: not known in advance, a bid script). A
+	// silent consumer whose predicted kind of work nobody else bid for is
+	// needed: without it that work would be missing.
+	Predicted map[string]blackboard.Bid
 	// NowMs, DeadlineMs: the Redis clock and the current bid deadline.
 	NowMs, DeadlineMs int64
 	// Rounds and NoAnswerSinceMs: the claim's rounds of repeated bid
@@ -117,11 +124,13 @@ func decideConsensus(in consensusInput) consensusDecision {
 		}
 	}
 	positive, reviews := 0, 0
+	offered := map[blackboard.Bid]bool{}
 	for agent, b := range in.Bids {
 		if b == blackboard.BidIgnore || !b.Valid() {
 			continue
 		}
 		positive++
+		offered[b] = true
 		if b == blackboard.BidReview && in.Reviewers[agent] {
 			reviews++
 		}
@@ -131,6 +140,10 @@ func decideConsensus(in consensusInput) consensusDecision {
 		switch {
 		case positive == 0, in.Required[a], reviews < in.MinReviews && in.Reviewers[a]:
 			needed = append(needed, a)
+		default:
+			if p, ok := in.Predicted[a]; ok && p != blackboard.BidIgnore && p.Valid() && !offered[p] {
+				needed = append(needed, a)
+			}
 		}
 	}
 	sort.Strings(needed)

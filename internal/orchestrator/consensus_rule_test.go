@@ -151,6 +151,19 @@ func TestDecideConsensus(t *testing.T) {
 				in.Reviewers["r-sec"], in.Reviewers["r-style"], in.Reviewers["writer"], in.MinReviews = true, true, true, 2
 			},
 			want: consensusDecision{Step: stepGrant, Phase: phaseReview, Agents: []string{"r-sec", "r-style"}, Silent: []string{"writer"}}},
+		{name: "a silent consumer whose kind of work nobody else bid is needed (the coder while reviewers reviewed)",
+			edit: func(in *consensusInput) {
+				in.Expected, in.Bids = []string{"coder", "r-style"}, map[string]blackboard.Bid{"r-style": rev}
+				in.Predicted = map[string]blackboard.Bid{"coder": exc, "r-style": rev}
+			},
+			want: consensusDecision{Step: stepAskAgain, Ask: []string{"coder"}, NewExpected: []string{"coder", "r-style"},
+				Missing: []string{"coder"}, Delay: 2 * time.Second}},
+		{name: "a silent consumer whose kind of work another agent bid counts as ignore",
+			edit: func(in *consensusInput) {
+				in.Expected, in.Bids = []string{"coder", "coder-b"}, map[string]blackboard.Bid{"coder-b": exc}
+				in.Predicted = map[string]blackboard.Bid{"coder": exc, "coder-b": exc}
+			},
+			want: consensusDecision{Step: stepGrant, Phase: phaseExclusive, Agents: []string{"coder-b"}, Silent: []string{"coder"}}},
 		{name: "an advisory (non-counting) silent agent is not waited for when someone bid",
 			edit: func(in *consensusInput) {
 				in.Expected, in.Bids, in.MinReviews = []string{"coder", "r-style"}, map[string]blackboard.Bid{"coder": exc}, 2
