@@ -52,7 +52,7 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 	plan := planBids(a.dir, a.set.Rules, target.Type, target.ProducedByRole)
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: blackboard.ClaimPendingConsensus,
-		Set:        blackboard.ClaimPatch{ExpectedBidders: plan.Bidders},
+		Set:        blackboard.ClaimPatch{ExpectedBidders: plan.Bidders, AbsentConsumers: plan.Absent},
 		IgnoreBids: plan.Ignoring,
 		Inbox: plan.requests(cl.ID, cl.WorkflowID, bidTarget{ID: target.ID, Type: target.Type,
 			StructuralType: target.StructuralType, ProducedByRole: target.ProducedByRole}),

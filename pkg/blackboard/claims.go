@@ -253,9 +253,12 @@ type ClaimPatch struct {
 	ExpectedBidders []string
 	// BidRounds and NoAnswerSinceMs record a new round of bid requests
 	// (see Claim).
-	BidRounds             int
-	NoAnswerSinceMs       int64
-	AwaitedAgents         []string
+	BidRounds       int
+	NoAnswerSinceMs int64
+	AwaitedAgents   []string
+	// AbsentConsumers records the configured consumers that were not
+	// alive when consensus started (an approved claim starts it late).
+	AbsentConsumers       []string
 	GrantedReviewAgents   []string
 	GrantedParallelAgents []string
 	GrantedExclusiveAgent string
@@ -275,6 +278,7 @@ func (p ClaimPatch) fields() []string {
 	h.int("bid_rounds", int64(p.BidRounds))
 	h.int("no_answer_since_ms", p.NoAnswerSinceMs)
 	h.list("awaited_agents", p.AwaitedAgents)
+	h.list("absent_consumers", p.AbsentConsumers)
 	h.list("granted_review_agents", p.GrantedReviewAgents)
 	h.list("granted_parallel_agents", p.GrantedParallelAgents)
 	h.str("granted_exclusive_agent", p.GrantedExclusiveAgent)
