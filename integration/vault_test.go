@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -628,8 +627,18 @@ func TestVaultPeopleWritingInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The copy's pause is shorter than the settle period.
-	time.Sleep(200 * time.Millisecond)
+	// The copy pauses after its first chunk until Sett has seen the
+	// partial file and holds it (the Dashboard counts it as still being
+	// written), then writes the rest: the pause is the writer's, observed,
+	// not a guess at how long Sett takes.
+	dash := filepath.Join(s.Dir, "vault", "Dashboard.md")
+	s.Eventually(wait, "the Dashboard to hold the half-copied report as still being written", func() bool {
+		b, err := os.ReadFile(dash)
+		return err == nil && strings.Contains(string(b), "1 still being written")
+	})
+	if _, err := os.Stat(filepath.Join(s.Dir, "vault", "In_Progress", "report.md")); err == nil {
+		t.Fatal("the half-copied report was taken as a task")
+	}
 	if _, err := f.WriteString("1. revenue\n2. costs\n3. outlook\n"); err != nil {
 		t.Fatal(err)
 	}
