@@ -85,13 +85,13 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 
 	att, err := l.Client.ContainerAttach(ctx, id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return l.failed(ctx, fmt.Errorf("%w: attach to worker %s: %v", ErrDocker, short(id), err))
+		return l.failed(ctx, id, fmt.Errorf("%w: attach to worker %s: %v", ErrDocker, short(id), err))
 	}
 	defer att.Close()
 	// Wait before start, so that an exit right after start is not missed.
 	wait := l.Client.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	if _, err := l.Client.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
-		return l.failed(ctx, fmt.Errorf("%w: start worker %s: %v", ErrDocker, short(id), err))
+		return l.failed(ctx, id, fmt.Errorf("%w: start worker %s: %v", ErrDocker, short(id), err))
 	}
 
 	go func() {
@@ -121,10 +121,10 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 			l.stop(ctx, id)
 			return ExitSignalled, ctx.Err()
 		}
-		return l.failed(ctx, fmt.Errorf("%w: wait for worker %s: %v", ErrDocker, short(id), err))
+		return l.failed(ctx, id, fmt.Errorf("%w: wait for worker %s: %v", ErrDocker, short(id), err))
 	case res := <-wait.Result:
 		if res.Error != nil && res.Error.Message != "" {
-			return l.failed(ctx, fmt.Errorf("%w: worker %s: %s", ErrDocker, short(id), res.Error.Message))
+			return l.failed(ctx, id, fmt.Errorf("%w: worker %s: %s", ErrDocker, short(id), res.Error.Message))
 		}
 		code = int(res.StatusCode)
 	}
@@ -139,9 +139,13 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 }
 
 // failed returns ExitLauncherFailed and err, or ExitSignalled and the
-// context's error when the failure came from a cancelled run.
-func (l *Launcher) failed(ctx context.Context, err error) (int, error) {
+// context's error when the failure came from a cancelled run. A cancelled
+// run still stops the worker with its grace first: a cancel that lands
+// while the start request is in flight leaves a worker Docker started but
+// the launcher never heard of, and the removal alone would SIGKILL it.
+func (l *Launcher) failed(ctx context.Context, id string, err error) (int, error) {
 	if ctx.Err() != nil {
+		l.stop(ctx, id)
 		return ExitSignalled, ctx.Err()
 	}
 	return ExitLauncherFailed, err
