@@ -412,9 +412,14 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	fence := l.keeper.Hold(g.ClaimID, g.Token, g.StreamID, cancel)
 	l.m.Grants.WithLabelValues(string(g.Grant)).Inc()
 	outcome, err := l.runner.Run(workCtx, g, view, readAt, fence)
-	if outcome == Stored {
+	switch {
+	case outcome == Stored:
 		l.keeper.Forget(g.ClaimID) // released by the result's own script
-	} else {
+	case ctx.Err() != nil:
+		// The drain ran out of time (ctx is the cub's work context): the
+		// tool was stopped unfinished, through no fault of the work.
+		l.keeper.HandBack(context.WithoutCancel(ctx), g.ClaimID)
+	default:
 		l.keeper.Drop(context.WithoutCancel(ctx), g.ClaimID)
 	}
 	if err != nil && workCtx.Err() == nil {

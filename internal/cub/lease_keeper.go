@@ -94,6 +94,29 @@ func (k *LeaseKeeper) Drop(ctx context.Context, claimID string) {
 	}
 }
 
+// HandBack forgets a lease whose work the cub stops unfinished on purpose
+// (its drain ran out of time) and gives the grant back: the orchestrator
+// grants it again without counting an attempt. A lease already lost is
+// not handed back (that grant is lost, and counts).
+func (k *LeaseKeeper) HandBack(ctx context.Context, claimID string) {
+	k.mu.Lock()
+	l, ok := k.held[claimID]
+	delete(k.held, claimID)
+	k.mu.Unlock()
+	if !ok {
+		return
+	}
+	// The mark lives long enough for the orchestrator's lease check, which
+	// comes one lease TTL after the grant's delivery at the latest.
+	handed, err := k.bb.HandBackLease(ctx, claimID, k.set.Agent, l.token, k.set.Consumer, 10*k.set.LeaseTTL)
+	switch {
+	case err != nil:
+		k.log.Warn().Err(err).Str("claim_id", claimID).Msg("handing the grant back failed; its lease expires on its own and the grant counts as lost")
+	case handed:
+		k.log.Info().Str("claim_id", claimID).Msg("grant handed back unfinished; it will be granted again without counting an attempt")
+	}
+}
+
 // Forget stops renewing a lease that Redis already released (the result's
 // script deletes it with the write).
 func (k *LeaseKeeper) Forget(claimID string) {

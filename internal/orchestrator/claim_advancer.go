@@ -553,7 +553,7 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	if live.Claim.Rev != cl.Rev {
 		return nil // moved on meanwhile; its own event handles it
 	}
-	var lost []string
+	var lost, handedBack []string
 	next := time.Duration(-1)
 	for _, agent := range missing {
 		delivered, ok := live.DeliveredAtMs[agent]
@@ -562,6 +562,8 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		}
 		age := time.Duration(live.NowMs-delivered) * time.Millisecond
 		switch {
+		case !live.LiveLeases[agent] && grantHandedBack(live.HandedBack[agent], live.Grants[agent], cl.HandBacks):
+			handedBack = append(handedBack, agent)
 		case live.LiveLeases[agent]:
 			// Look again right when the lease would expire unrenewed: a
 			// cub cut off mid-tool loses its grant one lease TTL after its
@@ -578,6 +580,10 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 			lost = append(lost, agent)
 		}
 	}
+	if len(lost) == 0 && len(handedBack) > 0 {
+		return a.grantAgain(ctx, cl, handedBack)
+	}
+	lost = append(lost, handedBack...) // with a lost one, all count as lost
 	if len(lost) == 0 {
 		if next < 0 {
 			return nil // every missing grant is queued; its delivery arms the timer
@@ -613,6 +619,44 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		}))
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
+	return a.transition(ctx, t)
+}
+
+// maxHandBacks bounds how often a claim's grants may be handed back
+// without counting an attempt: a cub that keeps draining (a crash loop
+// dressed as rollouts) must not keep a claim alive forever.
+const maxHandBacks = 10
+
+// grantHandedBack reports whether a grant whose lease is gone was given
+// back on purpose: the hand-back mark names the current grant token (a
+// mark of an older grant says nothing of this one) and the claim has not
+// used up its hand-backs.
+func grantHandedBack(mark, current string, handBacks int) bool {
+	return mark != "" && mark == current && handBacks < maxHandBacks
+}
+
+// grantAgain grants the work of agents whose draining cubs handed it back
+// under a new token (so the old grant is stale) and the same attempt
+// number: nothing about the work failed.
+func (a *ClaimAdvancer) grantAgain(ctx context.Context, cl *blackboard.Claim, agents []string) error {
+	n := cl.HandBacks + 1
+	token := fmt.Sprintf("%d.%d", cl.Attempts, n)
+	t := blackboard.Transition{
+		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
+		Set: blackboard.ClaimPatch{HandBacks: n}, Grants: map[string]string{},
+		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		Gate: a.gate(),
+	}
+	kind := cl.GrantKind()
+	for _, agent := range agents {
+		t.Grants[agent] = token
+		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
+		t.Events = append(t.Events, a.event(blackboard.EventGrantHandedBack, cl, agent, map[string]string{
+			"token": token, "handbacks": strconv.Itoa(n),
+		}))
+	}
+	a.m.GrantsHandedBack.Add(float64(len(agents)))
+	a.log.Info().Str("claim_id", cl.ID).Strs("agents", agents).Str("token", token).Msg("grant handed back by a draining cub; granting again without counting an attempt")
 	return a.transition(ctx, t)
 }
 

@@ -18,6 +18,7 @@ type Metrics struct {
 	PhaseLatency       *metrics.HistogramVec // phase: grant → every granted agent delivered
 	FeedbackIterations *metrics.Counter
 	LeasesLost         *metrics.Counter
+	GrantsHandedBack   *metrics.Counter
 	WorkflowsEnded     *metrics.CounterVec // status
 	Events             *metrics.CounterVec // type
 	EventLag           *metrics.Histogram  // event appended → handled
@@ -65,6 +66,8 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 			Name: "feedback_iterations_total", Help: "Feedback claims created after review rejections."}),
 		LeasesLost: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "leases_lost_total", Help: "Grants whose work lease expired without a result."}),
+		GrantsHandedBack: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
+			Name: "grants_handed_back_total", Help: "Grants draining cubs gave back unfinished, granted again without counting an attempt."}),
 		WorkflowsEnded: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",
 			Name: "workflows_ended_total", Help: "Workflows that ended, by status."}, "status"),
 		Events: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "orchestrator",

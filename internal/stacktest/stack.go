@@ -131,9 +131,18 @@ func (s *Stack) StartOrchestrator() *Proc { return s.StartOrchestratorWith() }
 
 // StartCub starts the cub of an agent, with the workspace as working
 // directory.
-func (s *Stack) StartCub(agent string) *Proc {
-	p := &Proc{Name: "cub-" + agent, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
-		"--consumer", "test-" + agent}, stack: s}
+func (s *Stack) StartCub(agent string) *Proc { return s.StartReplica(agent, "") }
+
+// StartReplica starts another replica of an agent's cub, with a consumer
+// name (and log) of its own, as a second pod or container would have;
+// replica "" is StartCub's.
+func (s *Stack) StartReplica(agent, replica string) *Proc {
+	name, consumer := "cub-"+agent, "test-"+agent
+	if replica != "" {
+		name, consumer = name+"-"+replica, consumer+"-"+replica
+	}
+	p := &Proc{Name: name, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
+		"--consumer", consumer}, stack: s}
 	p.env = append(s.baseEnv(), s.extraEnv(p.Name)...)
 	s.start(p)
 	return p

@@ -212,6 +212,22 @@ func (c *Client) ReleaseLease(ctx context.Context, claimID, agent, token, holder
 	return nil
 }
 
+// HandBackLease drops a lease the cub (holder) still holds under token and
+// marks the grant as handed back (for keep): a draining cub whose tool
+// could not finish in time gives the work back, and the orchestrator
+// grants it again without counting the attempt. Returns whether the lease
+// was still held (false: it had lapsed, and the grant counts as lost).
+func (c *Client) HandBackLease(ctx context.Context, claimID, agent, token, holder string, keep time.Duration) (bool, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	n, err := c.evalsha(ctx, c.scripts.extendLease, []string{c.keys.Lease(claimID, agent), c.keys.HandBack(claimID, agent)},
+		leaseValue(token, holder), 0, keep.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("blackboard: hand back the grant of %s on claim %s: %w", agent, claimID, err)
+	}
+	return n == 1, nil
+}
+
 // TakeGrant takes the work lease of a grant and reads what running it
 // needs — the claim, its target and its workflow — in one pipelined round
 // trip. Errors: those of TakeLease (the reads are then not returned), and

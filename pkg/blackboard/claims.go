@@ -266,6 +266,7 @@ type ClaimPatch struct {
 	TerminationReason     string
 	CompletionReason      string
 	Attempts              int
+	HandBacks             int
 	// Retries replaces the claim's retry states as a whole.
 	Retries map[string]RetryState
 	// ReviewDecision records the review policy's decision.
@@ -286,6 +287,7 @@ func (p ClaimPatch) fields() []string {
 	h.str("termination_reason", p.TerminationReason)
 	h.str("completion_reason", p.CompletionReason)
 	h.int("attempts", int64(p.Attempts))
+	h.int("handbacks", int64(p.HandBacks))
 	h.retries("retries", p.Retries)
 	h.str("review_decision", p.ReviewDecision)
 	out := make([]string, 0, 2*len(h))
@@ -661,6 +663,10 @@ type ClaimState struct {
 	// so that a cub cut off from Redis loses its grant one lease TTL
 	// after its last renewal, not up to two.
 	LeaseLeft map[string]time.Duration
+	// HandedBack gives, for the requested agents whose cub handed their
+	// grant back unfinished (a drain that ran out of time), the token of
+	// the grant handed back.
+	HandedBack map[string]string
 	// DeliveredAtMs gives, for the requested agents whose grant reached
 	// their inbox, when it did; an agent missing from it still waits for
 	// one of its slots (its grant is queued, not lost).
@@ -723,8 +729,10 @@ func (c *Client) getClaimState(ctx context.Context, claimID, workflowID string, 
 	}
 	leaseCmds := make([]*redis.DurationCmd, len(leasesOf))
 	deliveredCmds := make([]*redis.FloatCmd, len(leasesOf))
+	handBackCmds := make([]*redis.StringCmd, len(leasesOf))
 	for i, a := range leasesOf {
 		leaseCmds[i] = pipe.PTTL(ctx, c.keys.Lease(claimID, a))
+		handBackCmds[i] = pipe.Get(ctx, c.keys.HandBack(claimID, a))
 		deliveredCmds[i] = pipe.ZScore(ctx, c.keys.AgentRunning(a), claimID)
 	}
 	var artCmds []*redis.MapStringStringCmd
@@ -761,7 +769,11 @@ func (c *Client) getClaimState(ctx context.Context, claimID, workflowID string, 
 		st.LiveLeases = make(map[string]bool, len(leasesOf))
 		st.LeaseLeft = make(map[string]time.Duration, len(leasesOf))
 		st.DeliveredAtMs = make(map[string]int64, len(leasesOf))
+		st.HandedBack = make(map[string]string)
 		for i, a := range leasesOf {
+			if tok := handBackCmds[i].Val(); tok != "" {
+				st.HandedBack[a] = tok
+			}
 			// PTTL answers -2 for a missing key and -1 for one without an
 			// expiry (go-redis passes both through as they are).
 			st.LiveLeases[a] = false

@@ -159,6 +159,7 @@ func claimFields(c *Claim) hashFields {
 	h.always("iteration", strconv.Itoa(c.Iteration))
 	h.always("priority", strconv.Itoa(c.Priority))
 	h.always("attempts", strconv.Itoa(c.Attempts))
+	h.int("handbacks", int64(c.HandBacks))
 	h.always("rev", strconv.Itoa(c.Rev))
 	h.always("created_at_ms", strconv.FormatInt(c.CreatedAtMs, 10))
 	h.always("updated_at_ms", strconv.FormatInt(c.UpdatedAtMs, 10))
@@ -211,6 +212,7 @@ func DecodeClaim(m map[string]string) (*Claim, error) {
 		Iteration:             int(d.int("iteration", false, 0)),
 		Priority:              int(d.int("priority", false, -1<<31)),
 		Attempts:              int(d.int("attempts", false, 0)),
+		HandBacks:             int(d.int("handbacks", false, 0)),
 		Rev:                   int(d.int("rev", false, 0)),
 		CreatedAtMs:           d.int("created_at_ms", true, 0),
 		UpdatedAtMs:           d.int("updated_at_ms", false, 0),

@@ -46,6 +46,10 @@ const (
 	EventClaimTerminatedMaxIterations  EventType = "claim_terminated_max_iterations"
 	EventClaimTerminatedMissingAgent   EventType = "claim_terminated_missing_agent"
 	EventLeaseLost                     EventType = "lease_lost"
+	// EventGrantHandedBack: a draining cub gave a grant back unfinished
+	// (its drain time ran out); the work is granted again without
+	// counting an attempt (fields: token, handbacks).
+	EventGrantHandedBack EventType = "grant_handed_back"
 	EventBudgetExceeded                EventType = "budget_exceeded"
 	EventAgentRegistered               EventType = "agent_registered"
 	EventLeaderElected                 EventType = "leader_elected"

@@ -202,6 +202,15 @@ func (k Keys) Lease(claimID, agent string) string {
 	return k.prefix + "lease:" + claimID + ":" + agent
 }
 
+// HandBack is the STRING with a TTL a draining cub leaves when it hands a
+// grant back unfinished (its value is the grant token): the orchestrator
+// grants the work again without counting an attempt, since nothing about
+// the work failed. It lives under the lease's name so the cub's ACL
+// (lease:*:<agent>) covers it.
+func (k Keys) HandBack(claimID, agent string) string {
+	return k.prefix + "lease:" + claimID + ":handback:" + agent
+}
+
 // Leader is the STRING with a TTL naming the orchestrator that holds the
 // leader lease.
 func (k Keys) Leader() string { return k.prefix + "orchestrator:leader" }

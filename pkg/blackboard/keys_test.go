@@ -65,6 +65,7 @@ func TestKeys(t *testing.T) {
 		{"Agents", nil, "sett:<i>:agents"},
 		{"Heartbeat", []string{"<agent>"}, "sett:<i>:agent:<agent>:heartbeat"},
 		{"Lease", []string{"<claim>", "<agent>"}, "sett:<i>:lease:<claim>:<agent>"},
+		{"HandBack", []string{"<claim>", "<agent>"}, "sett:<i>:lease:<claim>:handback:<agent>"},
 		{"Leader", nil, "sett:<i>:orchestrator:leader"},
 		{"Epoch", nil, "sett:<i>:orchestrator:epoch"},
 		{"ArtefactEvents", nil, "sett:<i>:artefact_events"},

@@ -78,9 +78,13 @@ type Claim struct {
 	Iteration         int       `json:"iteration"`
 	Priority          int       `json:"priority"`
 	Attempts          int       `json:"attempts"`
-	Rev               int       `json:"rev"`
-	CreatedAtMs       int64     `json:"created_at_ms"`
-	UpdatedAtMs       int64     `json:"updated_at_ms"`
+	// HandBacks counts the grants draining cubs gave back unfinished;
+	// they are granted again without counting an attempt (bounded, see
+	// the orchestrator's lease check).
+	HandBacks   int   `json:"handbacks,omitempty"`
+	Rev         int   `json:"rev"`
+	CreatedAtMs int64 `json:"created_at_ms"`
+	UpdatedAtMs int64 `json:"updated_at_ms"`
 	// ReviewDecision is the review policy's decision on the claim's review
 	// phase, one line (rule and outcome), as `sett hoard -o tree` shows it.
 	ReviewDecision string `json:"review_decision,omitempty"`
