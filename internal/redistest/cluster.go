@@ -18,6 +18,8 @@ type Cluster struct {
 	// Replicas are the replicas AddReplicas started, Replicas[i] of
 	// Nodes[i].
 	Replicas []*Server
+	// host is the nodes' address (ServerOptions.Host), replicas' too.
+	host string
 }
 
 // NewCluster starts masters cluster-enabled servers, assigns the slots,
@@ -34,7 +36,7 @@ func NewClusterWith(masters int, password string, node ServerOptions) (*Cluster,
 	if masters < 1 {
 		return nil, fmt.Errorf("redistest: a cluster needs at least one master, not %d", masters)
 	}
-	c := &Cluster{Password: password}
+	c := &Cluster{Password: password, host: node.Host}
 	for i := 0; i < masters; i++ {
 		busPort, err := FreePort()
 		if err != nil {
@@ -47,6 +49,7 @@ func NewClusterWith(masters int, password string, node ServerOptions) (*Cluster,
 			"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
 			"cluster-port " + strconv.Itoa(busPort), "masterauth " + password,
 		}
+		opts.Extra = append(opts.Extra, c.announce()...)
 		srv, err := NewServer(opts)
 		if err != nil {
 			c.Stop()
@@ -59,6 +62,16 @@ func NewClusterWith(masters int, password string, node ServerOptions) (*Cluster,
 		return nil, err
 	}
 	return c, nil
+}
+
+// announce is the nodes' cluster-announce-ip when they bind to an address
+// of their own: otherwise a node announces the source address its peers
+// see, which on a host with NAT rules need not be the bound one.
+func (c *Cluster) announce() []string {
+	if c.host == "" {
+		return nil
+	}
+	return []string{"cluster-announce-ip " + c.host}
 }
 
 // busPorts reads each node's cluster bus port back from its config.
@@ -154,10 +167,10 @@ func (c *Cluster) AddReplicas() error {
 		if err != nil {
 			return err
 		}
-		srv, err := NewServer(ServerOptions{Password: c.Password, Extra: []string{
+		srv, err := NewServer(ServerOptions{Password: c.Password, Host: c.host, Extra: append([]string{
 			"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
 			"cluster-port " + strconv.Itoa(busPort), "masterauth " + c.Password,
-		}})
+		}, c.announce()...)})
 		if err != nil {
 			return err
 		}

@@ -58,6 +58,11 @@ type ServerOptions struct {
 	// Sentinel runs the process as a sentinel (redis-server --sentinel);
 	// Extra then holds the sentinel directives.
 	Sentinel bool
+	// Host is the address the server binds to and is reached at; empty
+	// is 127.0.0.1. Containers reach a server on the Docker host by the
+	// host's address on the Docker bridge, so a topology that containers
+	// use binds there (and its nodes announce that address).
+	Host string
 }
 
 // NewServer starts a redis-server on a free loopback port and waits until
@@ -78,6 +83,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.AppendFsync == "" {
 		opts.AppendFsync = "always"
 	}
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	s := &Server{Password: opts.Password, AppendOnly: opts.AppendOnly, fsync: opts.AppendFsync, dir: dir,
 		extra: opts.Extra, tls: opts.TLS, sentinel: opts.Sentinel}
 	var lastErr error
@@ -86,7 +95,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Addr = "127.0.0.1:" + strconv.Itoa(port)
+		s.Addr = net.JoinHostPort(host, strconv.Itoa(port))
 		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
 		}
@@ -123,8 +132,8 @@ func (s *Server) Raw() *redis.Client {
 }
 
 func (s *Server) start(bin string) error {
-	_, port, _ := net.SplitHostPort(s.Addr)
-	conf := []string{"bind 127.0.0.1", `dir "` + s.dir + `"`, "daemonize no", `logfile ""`, "loglevel warning"}
+	host, port, _ := net.SplitHostPort(s.Addr)
+	conf := []string{"bind " + host, `dir "` + s.dir + `"`, "daemonize no", `logfile ""`, "loglevel warning"}
 	if s.tls != nil {
 		conf = append(conf, "port 0", "tls-port "+port,
 			`tls-cert-file "`+s.tls.ServerCert+`"`, `tls-key-file "`+s.tls.ServerKey+`"`,

@@ -82,7 +82,14 @@ func StartCluster(masters int, password string, node ServerOptions) (*Topology, 
 // one replica each (see Cluster.AddReplicas) and returns the cluster too,
 // for tests that kill a master. The caller must Stop the topology.
 func StartReplicatedCluster(masters int, password string) (*Topology, *Cluster, error) {
-	tp, err := StartCluster(masters, password, ServerOptions{})
+	return StartReplicatedClusterWith(masters, password, ServerOptions{})
+}
+
+// StartReplicatedClusterWith is StartReplicatedCluster with node as the
+// base options of every node (see StartCluster): a Host the Docker
+// runtime's containers can reach, for instance.
+func StartReplicatedClusterWith(masters int, password string, node ServerOptions) (*Topology, *Cluster, error) {
+	tp, err := StartCluster(masters, password, node)
 	if err != nil {
 		return nil, nil, err
 	}
