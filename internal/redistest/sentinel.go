@@ -35,6 +35,14 @@ func NewSentinelSet(password, sentinelPassword string) (*SentinelSet, error) {
 // down-after-milliseconds: how long the master must not answer before
 // the sentinel starts a failover (a managed service's detection time).
 func NewSentinelSetDetecting(password, sentinelPassword string, downAfter time.Duration) (*SentinelSet, error) {
+	return NewSentinelSetOn("", password, sentinelPassword, downAfter)
+}
+
+// NewSentinelSetOn is NewSentinelSetDetecting with every process bound
+// to host (see ServerOptions.Host) and announcing it, so that what the
+// sentinel hands out after a failover is an address clients on host's
+// network reach; "" is loopback.
+func NewSentinelSetOn(host, password, sentinelPassword string, downAfter time.Duration) (*SentinelSet, error) {
 	// A master name of its own: sentinels gossip master configurations by
 	// name (hello messages on every instance they monitor), so two sets
 	// of parallel tests naming the same master could take each other's
@@ -47,21 +55,26 @@ func NewSentinelSetDetecting(password, sentinelPassword string, downAfter time.D
 	s := &SentinelSet{MasterName: "sett-master-" + hex.EncodeToString(suffix[:]), Password: password, SentinelPassword: sentinelPassword}
 	var err error
 	common := []string{"masterauth " + password, "repl-diskless-sync yes", "repl-diskless-sync-delay 0"}
-	if s.Master, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec", Extra: common}); err != nil {
+	var sentinelAnnounce []string
+	if host != "" {
+		common = append(common, "replica-announce-ip "+host)
+		sentinelAnnounce = []string{"sentinel announce-ip " + host}
+	}
+	if s.Master, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec", Extra: common, Host: host}); err != nil {
 		return nil, err
 	}
-	host, port := hostPort(s.Master.Addr)
-	if s.Replica, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec",
-		Extra: append(common, "replicaof "+host+" "+port)}); err != nil {
+	mhost, port := hostPort(s.Master.Addr)
+	if s.Replica, err = NewServer(ServerOptions{Password: password, AppendOnly: true, AppendFsync: "everysec", Host: host,
+		Extra: append(common, "replicaof "+mhost+" "+port)}); err != nil {
 		s.Stop()
 		return nil, err
 	}
-	if s.Sentinel, err = NewServer(ServerOptions{Password: sentinelPassword, Sentinel: true, Extra: []string{
-		fmt.Sprintf("sentinel monitor %s %s %s 1", s.MasterName, host, port),
+	if s.Sentinel, err = NewServer(ServerOptions{Password: sentinelPassword, Sentinel: true, Host: host, Extra: append([]string{
+		fmt.Sprintf("sentinel monitor %s %s %s 1", s.MasterName, mhost, port),
 		fmt.Sprintf("sentinel auth-pass %s %s", s.MasterName, password),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", s.MasterName, downAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s 10000", s.MasterName),
-	}}); err != nil {
+	}, sentinelAnnounce...)}); err != nil {
 		s.Stop()
 		return nil, err
 	}
