@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/redisconn"
 )
 
 // redisCLITarget is how redis-cli reaches an instance's Redis. The
@@ -140,8 +144,11 @@ func redisCLITargetOfConfig(r config.RedisConfig, recordURL string) (redisCLITar
 	var err error
 	switch r.Topology() {
 	case "sentinel":
-		return t, errors.New("services.redis names a Sentinel-managed master: ask a sentinel for it (`redis-cli -h SENTINEL -p 26379 SENTINEL get-master-addr-by-name " +
-			r.Sentinel.MasterName + "`) and run redis-cli against that address with REDISCLI_AUTH set to the password")
+		host, port, serr := sentinelMaster(r)
+		if serr != nil {
+			return t, serr
+		}
+		t = redisCLITarget{host: host, port: port}
 	case "cluster":
 		if len(r.Cluster.Addresses) == 0 {
 			return t, errors.New("services.redis.cluster.addresses is empty")
@@ -170,6 +177,37 @@ func redisCLITargetOfConfig(r config.RedisConfig, recordURL string) (redisCLITar
 		t.tls, t.tlsFiles = true, r.TLS
 	}
 	return t, nil
+}
+
+// sentinelMaster asks the sentinels of r, in order, where their master is
+// now: redis-cli talks to one node, so `sett redis-cli` on a Sentinel set
+// reaches the master of the moment (run it again after a failover).
+func sentinelMaster(r config.RedisConfig) (host, port string, err error) {
+	tc, err := redisconn.TLSConfig(r.TLS)
+	if err != nil {
+		return "", "", err
+	}
+	if !r.TLS.On("") {
+		tc = nil
+	}
+	var errs []error
+	for _, addr := range r.Sentinel.Addresses {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: addr, Username: r.Sentinel.Username, Password: r.Sentinel.Password,
+			TLSConfig: tc, DialTimeout: 3 * time.Second, ReadTimeout: 3 * time.Second, MaxRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		hp, err := sc.GetMasterAddrByName(ctx, r.Sentinel.MasterName).Result()
+		cancel()
+		_ = sc.Close()
+		if err == nil && len(hp) == 2 {
+			return hp[0], hp[1], nil
+		}
+		if err == nil {
+			err = fmt.Errorf("no address for master %q", r.Sentinel.MasterName)
+		}
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", addr, err))
+	}
+	return "", "", fmt.Errorf("no sentinel in services.redis.sentinel.addresses named the master %q (check the addresses, master_name and SETT_REDIS_SENTINEL_PASSWORD): %w",
+		r.Sentinel.MasterName, errors.Join(errs...))
 }
 
 func newRedisCLICmd(app *App) *cobra.Command {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 )
 
@@ -87,5 +91,52 @@ func TestRedisCLIAnswersPong(t *testing.T) {
 	delete(e.env, "SETT_INSTANCE")
 	if out := e.mustRun(t, "--name", name, "redis-cli", "PING"); strings.TrimSpace(out) != "PONG" {
 		t.Errorf("sett --name X redis-cli PING = %q, want PONG", out)
+	}
+}
+
+// TestRedisCLIFollowsTheSentinel: on a Sentinel set, `sett redis-cli`
+// asks the sentinel for the master of the moment and talks to it, with
+// the sentinel's own password from the environment; after a failover it
+// reaches the promoted replica.
+func TestRedisCLIFollowsTheSentinel(t *testing.T) {
+	t.Parallel()
+	set, err := redistest.NewSentinelSet("data-pw", "sentinel-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Stop)
+	e := newTestEnv(t)
+	delete(e.env, "SETT_REDIS_URL") // the workspace's sett.yml names the Redis
+	e.env["SETT_REDIS_SENTINEL_PASSWORD"] = "sentinel-pw"
+	cfg := "version: \"1.0\"\nagents:\n  a:\n    command: [\"true\"]\nservices:\n  redis:\n    password: data-pw\n    sentinel:\n      master_name: " +
+		set.MasterName + "\n      addresses: [" + set.Sentinel.Addr + "]\n"
+	if err := os.WriteFile(filepath.Join(e.app.Dir, "sett.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	portOf := func(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
+	port := func() string {
+		out := e.mustRun(t, "redis-cli", "CONFIG", "GET", "port")
+		f := strings.Fields(out)
+		if len(f) != 2 {
+			t.Fatalf("redis-cli CONFIG GET port = %q", out)
+		}
+		return f[1]
+	}
+	if got := port(); got != portOf(set.Master.Addr) {
+		t.Fatalf("redis-cli reached port %s, want the master's %s", got, portOf(set.Master.Addr))
+	}
+	if err := set.Master.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, time.Minute, "the sentinel to promote the replica", func() bool {
+		addr, err := set.MasterAddr(context.Background())
+		return err == nil && addr == set.Replica.Addr
+	})
+	if got := port(); got != portOf(set.Replica.Addr) {
+		t.Fatalf("after the failover redis-cli reached port %s, want the promoted replica's %s", got, portOf(set.Replica.Addr))
+	}
+	e.env["SETT_REDIS_SENTINEL_PASSWORD"] = "wrong"
+	if _, _, err := e.run(t, "redis-cli", "PING"); err == nil || !strings.Contains(err.Error(), "SETT_REDIS_SENTINEL_PASSWORD") || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("a wrong sentinel password: %v; want an error with the sentinel's answer, naming SETT_REDIS_SENTINEL_PASSWORD", err)
 	}
 }
