@@ -25,7 +25,10 @@ import (
 // container is the part of a rendered Deployment's container the daemons
 // test reads: its environment as Kubernetes would build it.
 type container struct {
-	Env []struct {
+	Name    string   `yaml:"name"`
+	Command []string `yaml:"command"`
+	Args    []string `yaml:"args"`
+	Env     []struct {
 		Name      string `yaml:"name"`
 		Value     string `yaml:"value"`
 		ValueFrom *struct {
@@ -55,7 +58,8 @@ type manifest struct {
 	Spec struct {
 		Template struct {
 			Spec struct {
-				Containers []container `yaml:"containers"`
+				Containers     []container `yaml:"containers"`
+				InitContainers []container `yaml:"initContainers"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
@@ -204,7 +208,12 @@ agents:
 // Secrets; then local replaces what stands for the pod's files and ports.
 func podEnv(t *testing.T, d manifest, secrets map[string]map[string]string, local map[string]string) []string {
 	t.Helper()
-	c := d.Spec.Template.Spec.Containers[0]
+	return containerEnv(t, d, d.Spec.Template.Spec.Containers[0], secrets, local)
+}
+
+// containerEnv is podEnv for container c of the Deployment d.
+func containerEnv(t *testing.T, d manifest, c container, secrets map[string]map[string]string, local map[string]string) []string {
+	t.Helper()
 	env := map[string]string{}
 	for _, ref := range c.EnvFrom {
 		if ref.SecretRef == nil {
