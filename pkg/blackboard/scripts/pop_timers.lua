@@ -20,7 +20,7 @@ if refusal then
 end
 local now = now_ms()
 local again = now + tonumber(ARGV[3])
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))
 for _, m in ipairs(due) do
   redis.call('ZADD', KEYS[1], again, m)
 end

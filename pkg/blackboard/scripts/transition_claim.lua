@@ -63,8 +63,12 @@
 --   {'FENCED', stored_epoch} or {'NO_EPOCH', why}
 --   {'NOT_FOUND', 'claim'}
 --   {'STALE_STATUS', status, rev}   another handler already moved the claim
---   {'WAITING', reason}             'capacity' or 'paused': nothing applied,
---                                   the claim waits for a slot or a resume
+--   {'WAITING', reason}             'capacity' or 'paused': the transition
+--                                   is not applied; the claim is queued in
+--                                   the waiting ZSET and records
+--                                   waiting_since_ms / waiting_reason (with
+--                                   a claim_waiting event the first time),
+--                                   and waits for a slot or a resume
 --
 -- Crash safety and idempotency: the compare on status and rev makes a
 -- retried or duplicated step fail with STALE_STATUS instead of applying
