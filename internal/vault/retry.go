@@ -47,9 +47,9 @@ func wantsRetry(d *Doc) bool { return isWord(d.Get("retry"), "true", "yes", "on"
 // revive brings back files of finished work: a task file whose workflow
 // runs again (reopened from anywhere) goes back to In_Progress/, and a
 // file with `retry: true` retries its workflow (or asks its approval
-// again). Failed/, Done/ and Needs_Human_Review/ are read on the first
-// pass, on file events in them and every rescan; otherwise only the
-// files of workflows reopened since the last pass are looked at.
+// again). Failed/, Done/ and Needs_Human_Review/ are looked at on the
+// first pass, on file events in them, when a workflow was reopened and
+// every rescan, not on every pass.
 func (b *Bridge) revive(ctx context.Context) error {
 	full := b.scanFinished.Swap(false)
 	b.mu.Lock()
@@ -64,20 +64,12 @@ func (b *Bridge) revive(ctx context.Context) error {
 	present := map[string]bool{}
 	for _, folder := range []string{Failed, NeedsHumanReview, Done} {
 		dir := filepath.Join(b.opt.Path, folder)
-		var names []string
-		if full {
-			var err error
-			if names, err = b.listMD(folder); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-		} else {
-			// Only the files of the reopened workflows, as last read.
-			for p, e := range b.finished {
-				if filepath.Dir(p) == dir && reopened[e.workflowID] {
-					names = append(names, filepath.Base(p))
-				}
-			}
+		// Each file is read once per change (finishedFile); listing the
+		// folders is what a look costs.
+		names, err := b.listMD(folder)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		for _, name := range names {
 			p := filepath.Join(dir, name)
@@ -100,14 +92,12 @@ func (b *Bridge) revive(ctx context.Context) error {
 			}
 		}
 	}
-	if full {
-		for p := range b.finished {
-			if !present[p] {
-				delete(b.finished, p)
-			}
+	for p := range b.finished {
+		if !present[p] {
+			delete(b.finished, p)
 		}
-		b.revivedOnce = true
 	}
+	b.revivedOnce = true
 	return errors.Join(errs...)
 }
 
