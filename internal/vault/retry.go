@@ -128,7 +128,8 @@ func (b *Bridge) finishedFile(dir, name string) (finishedEntry, bool) {
 
 // backInProgress moves the task file of a workflow that runs again (it
 // was reopened, by `sett retry`, the console or a late decision) from
-// Failed/ to In_Progress/, where it follows the workflow to its new end.
+// Failed/ to In_Progress/, where it follows the workflow to its new end
+// (at once, when it ended again already).
 func (b *Bridge) backInProgress(ctx context.Context, p, workflowID string) error {
 	wf, err := b.bb.GetWorkflow(ctx, workflowID)
 	if errors.Is(err, blackboard.ErrNotFound) {
@@ -137,9 +138,12 @@ func (b *Bridge) backInProgress(ctx context.Context, p, workflowID string) error
 	if err != nil {
 		return err
 	}
-	if wf.Status != blackboard.WorkflowRunning {
-		return nil
+	if wf.Status == blackboard.WorkflowFailed || wf.Status == blackboard.WorkflowCancelled {
+		return nil // as the file says (a cancelled one is in Failed/ too)
 	}
+	// Running again, or already ended again (a quick retry ends before
+	// this pass): In_Progress/ follows it to its end and rewrites the
+	// outcome.
 	d, _, err := readCurrent(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
