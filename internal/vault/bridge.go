@@ -203,7 +203,10 @@ func (b *Bridge) watch(ctx context.Context, poke func()) func() {
 		b.log.Warn().Err(err).Msg("file events unavailable; the vault is read every rescan_interval")
 		return func() {}
 	}
-	for _, d := range []string{"", NeedsAction, PendingApproval, Approved, Rejected, Failed, NeedsHumanReview, Done} {
+	// Done/ is not watched: Sett writes there on every finished task, and
+	// nothing in it can be retried (its retry: true is answered at the
+	// next rescan).
+	for _, d := range []string{"", NeedsAction, PendingApproval, Approved, Rejected, Failed, NeedsHumanReview} {
 		if err := fw.Add(filepath.Join(b.opt.Path, d)); err != nil {
 			b.log.Warn().Err(err).Str("folder", d).Msg("cannot watch a vault folder; it is read every rescan_interval")
 		}
@@ -228,7 +231,7 @@ func (b *Bridge) watch(ctx context.Context, poke func()) func() {
 					continue // our own temp files among them
 				}
 				switch filepath.Base(filepath.Dir(ev.Name)) {
-				case Failed, NeedsHumanReview, Done:
+				case Failed, NeedsHumanReview:
 					b.scanFinished.Store(true)
 				}
 				poke()

@@ -48,8 +48,8 @@ func wantsRetry(d *Doc) bool { return isWord(d.Get("retry"), "true", "yes", "on"
 // runs again (reopened from anywhere) goes back to In_Progress/, and a
 // file with `retry: true` retries its workflow (or asks its approval
 // again). Failed/, Done/ and Needs_Human_Review/ are looked at on the
-// first pass, on file events in them, when a workflow was reopened and
-// every rescan, not on every pass.
+// first pass, on file events in Failed/ and Needs_Human_Review/, when a
+// workflow was reopened and every rescan, not on every pass.
 func (b *Bridge) revive(ctx context.Context) error {
 	full := b.scanFinished.Swap(false)
 	b.mu.Lock()
