@@ -245,11 +245,22 @@ func (c *Client) applyDecision(ctx context.Context, d Decision) (bool, error) {
 	claimID := DeriveID("claim", a.ID)
 	for attempt := 0; ; attempt++ {
 		octx, cancel := c.op(ctx)
-		raw, err := c.rdb.HMGet(octx, c.keys.Claim(claimID), "status", "terminated_from", "approval_decision",
-			"approval_by", "approval_expires_at_ms", "updated_at_ms", "rev", "workflow_id").Result()
+		pipe := c.rdb.Pipeline()
+		hm := pipe.HMGet(octx, c.keys.Claim(claimID), "status", "terminated_from", "approval_decision",
+			"approval_by", "approval_expires_at_ms", "updated_at_ms", "rev", "workflow_id")
+		headCmd := pipe.ZRevRangeWithScores(octx, c.keys.Thread(a.LogicalID), 0, 0)
+		_, err := pipe.Exec(octx)
 		cancel()
-		if err != nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return false, fmt.Errorf("blackboard: read claim %s: %w", claimID, err)
+		}
+		raw := hm.Val()
+		if head := headCmd.Val(); len(head) > 0 {
+			if id, _ := head[0].Member.(string); id != "" && id != a.ID {
+				// A newer version is current: that is what the person must
+				// hear first (the old one may be decided or ended).
+				return false, &SupersededError{ArtefactID: a.ID, CurrentID: id, CurrentVersion: int(head[0].Score)}
+			}
 		}
 		str := func(i int) string { s, _ := raw[i].(string); return s }
 		num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
