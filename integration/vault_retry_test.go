@@ -195,3 +195,30 @@ func write(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRetryAsksATimedOutApprovalAgain: `sett retry` of a workflow that
+// failed because nobody decided its approval in time asks for the
+// approval again (no timeout this time); deciding it completes the
+// workflow.
+func TestRetryAsksATimedOutApprovalAgain(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, approvalConfig("  timeout: 1s", "", ""))
+	s.Up("planner", "coder")
+	wf := s.PostGoal("Plan the offsite")
+	req := waitPending(t, s, wf, 1)
+	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowFailed {
+		t.Fatalf("workflow %s, want failed by the timeout", w.Status)
+	}
+	out := settCLI(t, s, "retry", wf)
+	if !strings.Contains(out, "waits for approval again") {
+		t.Errorf("sett retry said:\n%s", out)
+	}
+	again := waitPending(t, s, wf, 1)
+	if again.ArtefactID != req.ArtefactID || again.ExpiresAtMs != 0 {
+		t.Errorf("asked again: %+v, want the same artefact with no timeout", again)
+	}
+	settCLI(t, s, "approve", req.ArtefactID)
+	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+		t.Errorf("workflow %s (%s), want completed", w.Status, w.Outcome)
+	}
+}
