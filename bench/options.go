@@ -3,6 +3,8 @@ package bench
 import (
 	"io"
 	"time"
+
+	"github.com/settdev/sett/internal/config"
 )
 
 // Options set the sample counts and durations of a run. The zero value of
@@ -56,6 +58,11 @@ type Options struct {
 	// VaultSamples is the number of timed task files (and decisions) of
 	// the vault scenario, after HopWarmup untimed ones. Default 100.
 	VaultSamples int `json:"vault_samples"`
+	// VaultSettleSamples is the number of timed task files read with the
+	// settle period VaultSettle (default vault.settle's, 2s), after one
+	// untimed one; each takes the period. Default 20.
+	VaultSettleSamples int           `json:"vault_settle_samples"`
+	VaultSettle        time.Duration `json:"vault_settle"`
 	// RetentionWorkflows is the number of finished workflows the
 	// retention scenario measures memory over, with retention off and
 	// on. Default 10000.
@@ -98,6 +105,7 @@ func DefaultOptions() Options {
 		LLMAgentSamples:    200,
 		RecoverySamples:    10,
 		VaultSamples:       100,
+		VaultSettleSamples: 20, VaultSettle: time.Duration(config.DefaultVaultSettle),
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
 	}
@@ -116,9 +124,10 @@ func SmokeOptions() Options {
 		IdleWindow:       time.Second,
 		LongIdle:         2 * time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
-		LLMAgentSamples: 3,
-		RecoverySamples: 2,
-		VaultSamples:    3,
+		LLMAgentSamples:    3,
+		RecoverySamples:    2,
+		VaultSamples:       3,
+		VaultSettleSamples: 2, VaultSettle: 300 * time.Millisecond,
 		// Enough finished workflows that what retention frees (≈7.6 KB
 		// each) outweighs allocator noise (tens of KB): with 20 the
 		// on/off comparison of TestRetentionScenario was a coin toss.
@@ -150,6 +159,10 @@ func (o Options) withDefaults() Options {
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)
 	set(&o.RecoverySamples, d.RecoverySamples)
 	set(&o.VaultSamples, d.VaultSamples)
+	set(&o.VaultSettleSamples, d.VaultSettleSamples)
+	if o.VaultSettle <= 0 {
+		o.VaultSettle = d.VaultSettle
+	}
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	set(&o.TopologyHopSamples, d.TopologyHopSamples)
 	set(&o.TopologyThroughputRounds, d.TopologyThroughputRounds)

@@ -45,7 +45,7 @@ var figureOrder = []string{
 	"long_idle_rss_orchestrator", "long_idle_rss_cub", "long_idle_cpu_orchestrator", "long_idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
 	"orchestrator_recovery",
-	"vault_file_to_goal", "vault_decision_to_applied",
+	"vault_file_to_goal", "vault_settled_to_goal", "vault_decision_to_applied",
 	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
 

@@ -12,11 +12,13 @@ func TestVaultScenario(t *testing.T) {
 	if err := r.vaultLatency(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"vault_file_to_goal", "vault_decision_to_applied"} {
+	for name, n := range map[string]int{"vault_file_to_goal": r.opts.VaultSamples, "vault_decision_to_applied": r.opts.VaultSamples,
+		"vault_settled_to_goal": r.opts.VaultSettleSamples} {
 		f, ok := r.figures[name]
-		if !ok || f.Samples != r.opts.VaultSamples || f.P50 <= 0 {
+		if !ok || f.Samples != n || f.P50 <= 0 {
 			t.Errorf("%s: %+v", name, f)
 		}
 	}
-	t.Logf("file→goal p50 %.1f ms, decision→applied p50 %.1f ms", r.figures["vault_file_to_goal"].P50, r.figures["vault_decision_to_applied"].P50)
+	t.Logf("file→goal p50 %.1f ms, settled (%s) → goal p50 %.1f ms, decision→applied p50 %.1f ms", r.figures["vault_file_to_goal"].P50,
+		r.opts.VaultSettle, r.figures["vault_settled_to_goal"].P50, r.figures["vault_decision_to_applied"].P50)
 }

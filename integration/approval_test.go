@@ -230,12 +230,24 @@ func TestApprovalTimeoutEndsTheClaim(t *testing.T) {
 	if evs := s.Events(blackboard.EventApprovalExpired); len(evs) != 1 {
 		t.Errorf("%d approval_expired events, want 1", len(evs))
 	}
-	err = s.BB.DecideApproval(ctx, blackboard.Decision{ArtefactID: req.ArtefactID, Decision: blackboard.ApprovalApproved, Channel: blackboard.ChannelCLI})
-	if !errors.Is(err, blackboard.ErrStaleStatus) {
-		t.Errorf("deciding after the timeout: %v, want ErrStaleStatus", err)
-	}
 	if reqs, _ := s.BB.PendingApprovals(ctx); len(reqs) != 0 {
 		t.Errorf("%d approvals still listed after the timeout", len(reqs))
+	}
+	// A late decision is accepted and resumes the work: the workflow runs
+	// again and completes.
+	if err := s.BB.DecideApproval(ctx, blackboard.Decision{ArtefactID: req.ArtefactID, Decision: blackboard.ApprovalApproved, Channel: blackboard.ChannelCLI}); err != nil {
+		t.Fatalf("deciding after the timeout: %v, want it accepted", err)
+	}
+	if evs := s.Events(blackboard.EventWorkflowReopened); len(evs) != 1 {
+		t.Errorf("%d workflow_reopened events, want 1", len(evs))
+	}
+	s.Eventually(wait, "the late-approved workflow completing", func() bool {
+		w, err := s.BB.GetWorkflow(ctx, wf)
+		return err == nil && w.Status == blackboard.WorkflowCompleted
+	})
+	err = s.BB.DecideApproval(ctx, blackboard.Decision{ArtefactID: req.ArtefactID, Decision: blackboard.ApprovalRejected, Reason: "no", Channel: blackboard.ChannelCLI})
+	if !errors.Is(err, blackboard.ErrAlreadyDecided) {
+		t.Errorf("a second decision: %v, want ErrAlreadyDecided", err)
 	}
 }
 

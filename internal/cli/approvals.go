@@ -285,6 +285,8 @@ func decisionError(ctx context.Context, bb *blackboard.Client, artefactID string
 			return fmt.Errorf("%s was already %s by %s via %s %s; a decision cannot be changed",
 				shortID(artefactID), cl.Approval.Decision, who, cl.Approval.Channel, ago(time.Now(), msTime(cl.Approval.DecidedAtMs)))
 		}
+	case errors.Is(err, blackboard.ErrWorkflowEnded):
+		return fmt.Errorf("%s cannot be decided any more: %w", shortID(artefactID), err)
 	case errors.Is(err, blackboard.ErrApprovalExpired):
 		return fmt.Errorf("%s is no longer waiting: its approval timed out (approvals.timeout); the claim was ended for human review", shortID(artefactID))
 	case errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):

@@ -18,6 +18,9 @@ type retryResult struct {
 	Status     string `json:"status"`
 	Reopened   bool   `json:"workflow_reopened"`
 	Already    bool   `json:"already_retried"`
+	// Reasked is set for an approval that timed out: it waits for a
+	// decision again (no timeout).
+	Reasked bool `json:"approval_reasked,omitempty"`
 }
 
 func newRetryCmd(app *App) *cobra.Command {
@@ -30,7 +33,14 @@ permanent failure), as 'sett errors' lists them: its failed workflow runs again,
 the claim goes back to the phase it failed in, and each failed agent is granted
 again with a fresh attempt budget (attempt 1 of its retry policy). Given a
 workflow, every failed claim of it is retried. The earlier Failure artefacts
-stay in the audit trail. Retrying again while the claim is open changes nothing.`,
+stay in the audit trail. Retrying again while the claim is open changes nothing.
+
+A workflow that failed because nobody decided an approval in time
+(approvals.timeout) is retried by asking for that approval again: the claim
+waits in pending_approval with no timeout and the workflow runs again. (A late
+'sett approve' or 'sett reject' resumes it as well.) With a vault, the task
+file follows: it moves back to In_Progress/ and, when the workflow ends, to
+Done/ or Failed/ with its Outcome rewritten.`,
 		Example: `  sett retry 3f2a9c1d
   sett retry 3f2a9c1d -o json`,
 		Args: exactArgs(1, "give the id of a failed claim or workflow, as `sett errors` shows it"),
@@ -52,6 +62,13 @@ stay in the audit trail. Retrying again while the claim is open changes nothing.
 			out := cmd.OutOrStdout()
 			var results []retryResult
 			for _, c := range claims {
+				if expiredApproval(c) {
+					if _, err := bb.ReaskApproval(ctx, c.ArtefactID, who); err != nil {
+						return decisionError(ctx, bb, c.ArtefactID, err)
+					}
+					results = append(results, retryResult{ClaimID: c.ID, WorkflowID: c.WorkflowID, Status: string(blackboard.ClaimPendingApproval), Reopened: true, Reasked: true})
+					continue
+				}
 				res, err := bb.RetryClaim(ctx, c.ID, who)
 				switch {
 				case errors.Is(err, blackboard.ErrNotFailed):
@@ -69,6 +86,9 @@ stay in the audit trail. Retrying again while the claim is open changes nothing.
 			}
 			for _, r := range results {
 				switch {
+				case r.Reasked:
+					fmt.Fprintf(out, "Claim %s waits for approval again (its approval had timed out); workflow %s runs again. Decide it with `sett approve %s` or `sett reject %s --reason ...`.\n",
+						shortID(r.ClaimID), shortID(r.WorkflowID), shortID(r.ClaimID), shortID(r.ClaimID))
 				case r.Already:
 					fmt.Fprintf(out, "Claim %s was retried already and is %s: nothing to do.\n", shortID(r.ClaimID), r.Status)
 				case r.Reopened:
@@ -111,7 +131,7 @@ func retryTargets(ctx context.Context, bb *blackboard.Client, ref string) ([]*bl
 	}
 	var out []*blackboard.Claim
 	for _, c := range claims {
-		if _, ok := failedClaimOf(c); ok {
+		if _, ok := failedClaimOf(c); ok || (wf.Status == blackboard.WorkflowFailed && expiredApproval(c)) {
 			out = append(out, c)
 		}
 	}
@@ -119,4 +139,11 @@ func retryTargets(ctx context.Context, bb *blackboard.Client, ref string) ([]*bl
 		return nil, fmt.Errorf("workflow %s has no failed claim to retry (it is %s: %s); `sett errors` lists what failed", shortID(wf.ID), wf.Status, oneLine(wf.Outcome))
 	}
 	return out, nil
+}
+
+// expiredApproval reports whether c ended because nobody decided its
+// approval in time (retried by asking again).
+func expiredApproval(c *blackboard.Claim) bool {
+	return c != nil && c.Status == blackboard.ClaimTerminated && c.Gated() && c.Approval.Decision == "" &&
+		c.Approval.ExpiresAtMs > 0 && c.UpdatedAtMs >= c.Approval.ExpiresAtMs
 }

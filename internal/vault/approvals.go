@@ -26,8 +26,10 @@ const (
 )
 
 // approvalFolders are the folders an approval file lives in while it
-// waits or is being decided.
-var approvalFolders = []string{PendingApproval, Approved, Rejected}
+// waits or is being decided; one in Needs_Human_Review/ timed out, and
+// can still be decided late (moved to Approved/ or Rejected/, its
+// approval_status set, or from the CLI or console).
+var approvalFolders = []string{PendingApproval, Approved, Rejected, NeedsHumanReview}
 
 // approvals writes a file for every pending approval, applies the
 // decisions people made in the vault, and moves decided files on. It
@@ -203,6 +205,9 @@ func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, le
 		return err
 	}
 	if want == "" {
+		if folder == NeedsHumanReview {
+			return b.reviewWaiting(f, cl)
+		}
 		return b.undecided(f, cl)
 	}
 	by := firstOf(d.Get("decided_by"), d.Get("approved_by"), d.Get("rejected_by"))
@@ -306,6 +311,33 @@ func (b *Bridge) undecided(f *vaultFile, cl *blackboard.Claim) error {
 		why = "the claim is " + string(cl.Status) + " without a decision"
 	}
 	return b.toHumanReview(f, why)
+}
+
+// reviewWaiting follows a timed-out approval in Needs_Human_Review/ that
+// nobody decided in the vault: decided late elsewhere (CLI, console), it
+// moves to Approved/ or Rejected/; asked again (`sett retry`), back to
+// Pending_Approval/; otherwise it stays.
+func (b *Bridge) reviewWaiting(f *vaultFile, cl *blackboard.Claim) error {
+	switch {
+	case cl == nil:
+		return nil
+	case cl.Approval.Decision != "":
+		return b.undecided(f, cl)
+	case cl.Status == blackboard.ClaimPendingApproval:
+		d := f.Doc
+		d.Set("approval_status", StatusPending)
+		for _, k := range []string{"sett_note", "expires_at"} {
+			if d.Has(k) {
+				d.Delete(k)
+			}
+		}
+		_, err := moveDoc(f.Path, filepath.Join(b.opt.Path, PendingApproval), f.Name, d, "artefact_id")
+		if err == nil {
+			b.note("the approval in " + mdText(f.Name) + " was asked again → Pending_Approval/")
+		}
+		return err
+	}
+	return nil
 }
 
 // toHumanReview moves an approval nobody decided in time to

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -73,6 +74,15 @@ type Bridge struct {
 	ours      map[string]stamp // task files as Sett last wrote them
 	waiting   waitingTasks
 	lastStart time.Time
+	// reopened holds the workflows reopened (workflow_reopened events)
+	// since the last pass: their task files come back from Failed/.
+	reopened map[string]bool
+	// finished caches what the files of Failed/, Done/ and
+	// Needs_Human_Review/ say; scanFinished asks for a full look at them
+	// (first pass, file events there, every rescan).
+	finished     map[string]finishedEntry
+	scanFinished atomic.Bool
+	revivedOnce  bool
 	// wake is the earliest time a pass is due for a reason no event
 	// announces (a file settling, the cooldown ending); zero for none.
 	wake time.Time
@@ -93,9 +103,11 @@ func NewBridge(bb *blackboard.Client, opt Options, log zerolog.Logger) *Bridge {
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = 1 << 20
 	}
-	return &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
+	b := &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
 		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{},
-		settle: newSettler(opt.Settle), ours: map[string]stamp{}}
+		settle: newSettler(opt.Settle), ours: map[string]stamp{}, reopened: map[string]bool{}, finished: map[string]finishedEntry{}}
+	b.scanFinished.Store(true)
+	return b
 }
 
 // Path returns the vault folder.
@@ -175,6 +187,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		case <-wake:
 		case <-wakeFS:
 		case <-tick.C:
+			b.scanFinished.Store(true)
 		case <-due:
 		}
 		stopDue()
@@ -190,7 +203,10 @@ func (b *Bridge) watch(ctx context.Context, poke func()) func() {
 		b.log.Warn().Err(err).Msg("file events unavailable; the vault is read every rescan_interval")
 		return func() {}
 	}
-	for _, d := range []string{"", NeedsAction, PendingApproval, Approved, Rejected} {
+	// Done/ is not watched: Sett writes there on every finished task, and
+	// nothing in it can be retried (its retry: true is answered at the
+	// next rescan).
+	for _, d := range []string{"", NeedsAction, PendingApproval, Approved, Rejected, Failed, NeedsHumanReview} {
 		if err := fw.Add(filepath.Join(b.opt.Path, d)); err != nil {
 			b.log.Warn().Err(err).Str("folder", d).Msg("cannot watch a vault folder; it is read every rescan_interval")
 		}
@@ -213,6 +229,10 @@ func (b *Bridge) watch(ctx context.Context, poke func()) func() {
 				name := filepath.Base(ev.Name)
 				if strings.HasPrefix(name, ".") && name != ".sett_stop" {
 					continue // our own temp files among them
+				}
+				switch filepath.Base(filepath.Dir(ev.Name)) {
+				case Failed, NeedsHumanReview:
+					b.scanFinished.Store(true)
 				}
 				poke()
 			case _, ok := <-fw.Errors:
@@ -310,6 +330,9 @@ func (b *Bridge) noteEvent(ev blackboard.Event) {
 	if ev.Type == blackboard.EventMemoryMerged && ev.WorkflowID != "" {
 		b.merged[ev.WorkflowID] = true
 	}
+	if ev.Type == blackboard.EventWorkflowReopened && ev.WorkflowID != "" {
+		b.reopened[ev.WorkflowID] = true
+	}
 	line := eventLine(ev)
 	if line == "" {
 		return
@@ -368,6 +391,9 @@ func (b *Bridge) Sync(ctx context.Context) error {
 	}
 	if err := b.ingest(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("tasks: %w", err))
+	}
+	if err := b.revive(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("retries: %w", err))
 	}
 	learned, err := b.learnings(ctx)
 	if err != nil {

@@ -66,6 +66,28 @@ func (b *Bridge) ingest(ctx context.Context) error {
 			b.wakeAt(now.Add(b.opt.Settle))
 			continue
 		}
+		// A file of earlier work put back: the same work again, not a
+		// new goal made from it.
+		if f.Doc.Get("artefact_id") != "" {
+			if err := b.reaskFile(ctx, dir, name); err != nil {
+				return err
+			}
+			continue
+		}
+		if wf := f.Doc.Get("workflow_id"); wf != "" {
+			_, err := b.bb.GetWorkflow(ctx, wf)
+			switch {
+			case err == nil:
+				if err := b.retryFile(ctx, dir, name); err != nil {
+					return err
+				}
+				continue
+			case !errors.Is(err, blackboard.ErrNotFound):
+				return err
+			}
+			// Unknown workflow (Redis reset): a new task, without Sett's
+			// sections (parseTask strips them).
+		}
 		t, err := parseTask(f, b.opt.Weights, now)
 		if err != nil {
 			b.refuse(p, err.Error())
@@ -189,6 +211,11 @@ func (b *Bridge) admit(ctx context.Context, t *task, now time.Time) error {
 		b.note("task " + mdText(t.File.Name) + " changed while it started; the file keeps the new text, the workflow has the earlier one")
 	}
 	doc := t.File.Doc
+	for _, k := range settTaskKeys {
+		if doc.Has(k) {
+			doc.Delete(k) // of an earlier run whose workflow is gone
+		}
+	}
 	doc.Set("workflow_id", t.Goal.ID)
 	doc.Set("state", StateRunning)
 	if !doc.Has("started_at") {

@@ -151,7 +151,7 @@ func goalID(f *vaultFile) string {
 // Errors name the bad field; the file is then refused.
 func parseTask(f *vaultFile, w priority.Weights, now time.Time) (*task, error) {
 	d := f.Doc
-	body := strings.TrimSpace(d.Body)
+	body := strings.TrimSpace(stripSett(d.Body))
 	if body == "" {
 		return nil, errors.New("no instructions: write what to do below the frontmatter")
 	}
@@ -167,6 +167,9 @@ func parseTask(f *vaultFile, w priority.Weights, now time.Time) (*task, error) {
 	meta := map[string]string{}
 	for k, v := range d.Map() {
 		meta[k] = strings.TrimSpace(v)
+	}
+	for _, k := range settTaskKeys {
+		delete(meta, k) // an earlier run's, not the task's
 	}
 	if p := meta["priority"]; p != "" {
 		meta["priority_label"] = p

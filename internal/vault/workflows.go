@@ -154,6 +154,17 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	if err != nil {
 		return err
 	}
+	if wf.Status == blackboard.WorkflowCompleted {
+		// The failures of attempts a retry made good are not its outcome
+		// (they stay in the audit trail: `sett hoard`).
+		kept := finals[:0]
+		for _, a := range finals {
+			if a.StructuralType != blackboard.StructuralFailure {
+				kept = append(kept, a)
+			}
+		}
+		finals = kept
+	}
 	outcome := renderOutcome(wf, finals)
 	d.EditBody(func(body string) string { return withOutcome(body, outcome) })
 	target := Done

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // MaxDecisionReasonBytes bounds the reason a human gives with a decision.
@@ -127,11 +129,18 @@ func approvalRequest(cl *Claim, a *Artefact) ApprovalRequest {
 // Review artefact, grants or reworks or ends the workflow). The decision
 // is bound to the exact version shown.
 //
+// A late decision is accepted (decisionRule): one that comes after the
+// approval's timeout, before or after the orchestrator ended the claim
+// for human review. In the second case the claim goes back to
+// pending_approval with the decision and its failed workflow runs again
+// (a workflow_reopened event), so the work resumes where it stopped.
+//
 // Errors: ErrInvalid (bad decision, channel, or a rejection without a
 // reason), ErrNotFound (the artefact or its claim does not exist),
 // *SupersededError (ErrSuperseded: a newer version is current),
-// ErrAlreadyDecided, ErrApprovalExpired, ErrStaleStatus (the claim does
-// not wait for approval).
+// ErrAlreadyDecided, ErrStaleStatus (the claim does not wait for
+// approval and did not time out waiting), ErrWorkflowEnded (its workflow
+// was cancelled or ended otherwise).
 func (c *Client) DecideApproval(ctx context.Context, d Decision) error {
 	if err := ValidateID(d.ArtefactID); err != nil {
 		return err
@@ -153,50 +162,184 @@ func (c *Client) DecideApproval(ctx context.Context, d Decision) error {
 	if len(d.By) > 200 || !utf8.ValidString(d.By) {
 		return fmt.Errorf("%w: the decider's name must be UTF-8 text of at most 200 bytes", ErrInvalid)
 	}
+	_, err := c.applyDecision(ctx, d)
+	return err
+}
+
+// ReaskApproval puts an approval that timed out (its claim ended for
+// human review) back in front of people: the claim waits in
+// pending_approval again, with no timeout, and its failed workflow runs
+// again. It reports whether the workflow was reopened. Errors as
+// DecideApproval; ErrAlreadyDecided when the approval was decided.
+func (c *Client) ReaskApproval(ctx context.Context, artefactID, by string) (bool, error) {
+	if err := ValidateID(artefactID); err != nil {
+		return false, err
+	}
+	return c.applyDecision(ctx, Decision{ArtefactID: artefactID, By: strings.TrimSpace(by)})
+}
+
+// decisionState is what decisionRule decides on: a read of the claim and
+// its workflow.
+type decisionState struct {
+	ClaimStatus ClaimStatus
+	// TerminatedFrom is the status the claim ended from ("" unless it
+	// ended).
+	TerminatedFrom ClaimStatus
+	Decided        bool
+	// ExpiresAtMs is the approval's timeout (0: none); EndedAtMs when the
+	// claim last changed (for an ended claim: when it ended).
+	ExpiresAtMs, EndedAtMs int64
+	Workflow               WorkflowStatus
+}
+
+// decisionVerdict is what a decision does to a claim.
+type decisionVerdict string
+
+const (
+	// verdictDecide: the claim waits for approval; the decision is
+	// recorded (even past the timeout: the orchestrator has not ended it).
+	verdictDecide decisionVerdict = "decide"
+	// verdictReopen: the approval timed out and ended the claim; the
+	// decision reopens the claim and its workflow.
+	verdictReopen decisionVerdict = "reopen"
+	// verdictAlready: decided before (decisions are not changed).
+	verdictAlready decisionVerdict = "already"
+	// verdictEnded: the workflow ended otherwise (cancelled, completed):
+	// nothing to resume.
+	verdictEnded decisionVerdict = "ended"
+	// verdictStale: the claim is past its approval for another reason.
+	verdictStale decisionVerdict = "stale"
+)
+
+// decisionRule decides whether a human decision applies to a claim: a
+// waiting claim takes it (late or not); a claim its approval timeout
+// ended (terminated from pending_approval at or after the expiry, its
+// workflow failed by that or still running) is reopened with it, so a
+// late decision resumes the work; anything else refuses it.
+func decisionRule(s decisionState) decisionVerdict {
+	switch {
+	case s.Decided:
+		return verdictAlready
+	case s.ClaimStatus == ClaimPendingApproval:
+		return verdictDecide
+	case s.ClaimStatus != ClaimTerminated || s.TerminatedFrom != ClaimPendingApproval:
+		return verdictStale
+	case s.ExpiresAtMs <= 0 || s.EndedAtMs < s.ExpiresAtMs:
+		// Ended while waiting, but not by its timeout (its workflow
+		// failed or was cancelled around it).
+		return verdictStale
+	case s.Workflow != WorkflowFailed && s.Workflow != WorkflowRunning:
+		return verdictEnded
+	}
+	return verdictReopen
+}
+
+// applyDecision reads the claim, applies decisionRule and writes the
+// verdict with a compare-and-set on the claim's rev (read again when the
+// claim changed meanwhile). d.Decision "" asks again (ReaskApproval).
+func (c *Client) applyDecision(ctx context.Context, d Decision) (bool, error) {
 	a, err := c.GetArtefact(ctx, d.ArtefactID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	claimID := DeriveID("claim", a.ID)
-	body, _ := json.Marshal(map[string]string{
-		"claim_id": claimID, "artefact_id": a.ID, "decision": string(d.Decision), "by": d.By,
-		"channel": string(d.Channel), "reason": d.Reason, "claim_channel": c.keys.ClaimEvents(),
-	})
-	octx, cancel := c.op(ctx)
-	defer cancel()
-	res, err := c.run(octx, c.scripts.decideApproval,
-		[]string{c.keys.Claim(claimID), c.keys.Thread(a.LogicalID), c.keys.Events(), c.keys.OrchestratorQueue()},
-		string(body))
-	if err != nil {
-		return err
-	}
-	switch res[0] {
-	case "OK":
-		return nil
-	case "SUPERSEDED":
-		se := &SupersededError{ArtefactID: a.ID}
-		if len(res) > 2 {
-			se.CurrentID = res[1]
-			se.CurrentVersion, _ = strconv.Atoi(res[2])
+	for attempt := 0; ; attempt++ {
+		octx, cancel := c.op(ctx)
+		pipe := c.rdb.Pipeline()
+		hm := pipe.HMGet(octx, c.keys.Claim(claimID), "status", "terminated_from", "approval_decision",
+			"approval_by", "approval_expires_at_ms", "updated_at_ms", "rev", "workflow_id")
+		headCmd := pipe.ZRevRangeWithScores(octx, c.keys.Thread(a.LogicalID), 0, 0)
+		_, err := pipe.Exec(octx)
+		cancel()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, fmt.Errorf("blackboard: read claim %s: %w", claimID, err)
 		}
-		return se
-	case "NOT_FOUND":
-		return fmt.Errorf("%w: artefact %s (%s v%d) has no claim yet: it is not waiting for approval", ErrNotFound, a.ID, a.Type, a.Version)
-	case "EXPIRED":
-		return fmt.Errorf("%w (%w): artefact %s (%s v%d): the approval timed out before this decision",
-			ErrApprovalExpired, ErrStaleStatus, a.ID, a.Type, a.Version)
-	case "STALE_STATUS":
-		return fmt.Errorf("%w: artefact %s (%s v%d) is not waiting for approval (its claim is %s)",
-			ErrStaleStatus, a.ID, a.Type, a.Version, strings.Join(res[1:], " "))
+		raw := hm.Val()
+		if head := headCmd.Val(); len(head) > 0 {
+			if id, _ := head[0].Member.(string); id != "" && id != a.ID {
+				// A newer version is current: that is what the person must
+				// hear first (the old one may be decided or ended).
+				return false, &SupersededError{ArtefactID: a.ID, CurrentID: id, CurrentVersion: int(head[0].Score)}
+			}
+		}
+		str := func(i int) string { s, _ := raw[i].(string); return s }
+		num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
+		if str(0) == "" {
+			return false, fmt.Errorf("%w: artefact %s (%s v%d) has no claim yet: it is not waiting for approval", ErrNotFound, a.ID, a.Type, a.Version)
+		}
+		wfID := str(7)
+		octx, cancel = c.op(ctx)
+		wfStatus, err := c.rdb.HGet(octx, c.keys.Workflow(wfID), "status").Result()
+		cancel()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, fmt.Errorf("blackboard: read workflow %s: %w", wfID, err)
+		}
+		st := decisionState{ClaimStatus: ClaimStatus(str(0)), TerminatedFrom: ClaimStatus(str(1)), Decided: str(2) != "",
+			ExpiresAtMs: num(4), EndedAtMs: num(5), Workflow: WorkflowStatus(wfStatus)}
+		verdict := decisionRule(st)
+		if d.Decision == "" && verdict == verdictDecide {
+			return false, nil // waits for a decision already
+		}
+		switch verdict {
+		case verdictAlready:
+			return false, fmt.Errorf("%w: artefact %s (%s v%d) was %s by %s", ErrAlreadyDecided, a.ID, a.Type, a.Version, str(2), orUnknown(str(3)))
+		case verdictEnded:
+			return false, fmt.Errorf("%w: artefact %s (%s v%d): its workflow %s is %s; nothing waits for this decision",
+				ErrWorkflowEnded, a.ID, a.Type, a.Version, wfID, wfStatus)
+		case verdictStale:
+			return false, fmt.Errorf("%w: artefact %s (%s v%d) is not waiting for approval (its claim is %s)",
+				ErrStaleStatus, a.ID, a.Type, a.Version, st.ClaimStatus)
+		}
+		body, _ := json.Marshal(map[string]string{
+			"claim_id": claimID, "artefact_id": a.ID, "decision": string(d.Decision), "by": d.By,
+			"channel": string(d.Channel), "reason": d.Reason, "claim_channel": c.keys.ClaimEvents(),
+			"workflow_channel": c.keys.WorkflowEvents(), "mode": string(verdict), "rev": strconv.FormatInt(num(6), 10),
+		})
+		octx, cancel = c.op(ctx)
+		res, err := c.run(octx, c.scripts.decideApproval,
+			[]string{c.keys.Claim(claimID), c.keys.Thread(a.LogicalID), c.keys.Events(), c.keys.OrchestratorQueue(),
+				c.keys.Workflow(wfID), c.keys.ActiveClaims(), c.keys.Timers(), c.keys.ApprovalIndex()},
+			string(body))
+		cancel()
+		if err != nil {
+			return false, err
+		}
+		switch res[0] {
+		case "OK":
+			return len(res) > 2 && res[2] == "1", nil
+		case "CHANGED":
+			if attempt < 5 {
+				continue // the orchestrator moved the claim meanwhile: decide on what it is now
+			}
+			return false, fmt.Errorf("%w: artefact %s (%s v%d): its claim keeps changing; try again", ErrStaleStatus, a.ID, a.Type, a.Version)
+		case "SUPERSEDED":
+			se := &SupersededError{ArtefactID: a.ID}
+			if len(res) > 2 {
+				se.CurrentID = res[1]
+				se.CurrentVersion, _ = strconv.Atoi(res[2])
+			}
+			return false, se
+		case "NOT_FOUND":
+			return false, fmt.Errorf("%w: artefact %s (%s v%d) has no claim yet: it is not waiting for approval", ErrNotFound, a.ID, a.Type, a.Version)
+		case "WORKFLOW_ENDED":
+			return false, fmt.Errorf("%w: artefact %s (%s v%d): its workflow is %s", ErrWorkflowEnded, a.ID, a.Type, a.Version, strings.Join(res[1:], " "))
+		}
+		return false, fmt.Errorf("artefact %s (%s v%d): %w", a.ID, a.Type, a.Version, scriptError("decide_approval", res))
 	}
-	return fmt.Errorf("artefact %s (%s v%d): %w", a.ID, a.Type, a.Version, scriptError("decide_approval", res))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "someone"
+	}
+	return s
 }
 
 // IsDecisionRefusal reports whether err says a decision could not apply
 // (superseded, decided, expired, not pending) rather than that Redis
 // failed.
 func IsDecisionRefusal(err error) bool {
-	for _, e := range []error{ErrSuperseded, ErrAlreadyDecided, ErrApprovalExpired, ErrStaleStatus, ErrNotFound, ErrInvalid} {
+	for _, e := range []error{ErrSuperseded, ErrAlreadyDecided, ErrApprovalExpired, ErrStaleStatus, ErrNotFound, ErrInvalid, ErrWorkflowEnded} {
 		if errors.Is(err, e) {
 			return true
 		}
