@@ -47,12 +47,38 @@ type ReviewClusterConfig struct {
 	// with the version as it is, recording the review_decision as a
 	// warning). Default fail.
 	AtLimit string `yaml:"at_limit"`
+
+	// OnError is what a phase the cluster's rules fail for want of usable
+	// reviews (rules gate, required, min_reviews, max_missing: an ERROR,
+	// a failed or missing review, a gate's FAIL) does: fail (terminate,
+	// the workflow fails) or replan (send the work back to the producer
+	// of the nearest upstream artefact of type replan_type, with this
+	// phase's reviews and their memories as feedback; after max_replans
+	// replans the work proceeds, the decision recorded as a warning). A
+	// blocking reviewer's verdict always fails. Default fail.
+	OnError string `yaml:"on_error"`
+
+	// ReplanType is the artefact type on_error: replan sends back (the
+	// Plan, for verification): the nearest one the reviewed artefact was
+	// built from, in its latest version. Required with on_error: replan.
+	ReplanType string `yaml:"replan_type"`
+
+	// MaxReplans is how many replans one workflow's cluster makes before
+	// it proceeds with a warning. Default 3.
+	MaxReplans *int `yaml:"max_replans"`
 }
+
+// DefaultMaxReplans is review_clusters.<name>.max_replans's default.
+const DefaultMaxReplans = 3
 
 // Cluster returns the settings as a reviewpolicy.Cluster named name.
 func (r ReviewClusterConfig) Cluster(name string) reviewpolicy.Cluster {
 	p := r.Policy.Policy()
 	p.Gate = append([]string(nil), r.Gate...)
+	maxReplans := DefaultMaxReplans
+	if r.MaxReplans != nil {
+		maxReplans = *r.MaxReplans
+	}
 	var maxRev *int
 	if r.MaxRevisions != nil {
 		n := *r.MaxRevisions
@@ -64,6 +90,9 @@ func (r ReviewClusterConfig) Cluster(name string) reviewpolicy.Cluster {
 		Reviewers:     append([]string(nil), r.Reviewers...),
 		MaxRevisions:  maxRev,
 		AtLimit:       reviewpolicy.AtLimit(r.AtLimit),
+		OnError:       reviewpolicy.OnError(r.OnError),
+		ReplanType:    r.ReplanType,
+		MaxReplans:    maxReplans,
 	}
 }
 
@@ -90,6 +119,9 @@ func (r *ReviewClusterConfig) applyDefaults(c *Config, p string) {
 	r.Policy.applyDefaults(c, p+".policy")
 	if r.AtLimit == "" {
 		r.AtLimit = string(reviewpolicy.AtLimitFail)
+	}
+	if r.OnError == "" {
+		r.OnError = string(reviewpolicy.OnErrorFail)
 	}
 }
 
@@ -141,6 +173,19 @@ func (c *Config) validateReviewClusters(v *validator) {
 		}
 		if !reviewpolicy.AtLimit(r.AtLimit).Valid() {
 			v.addf(p+".at_limit", "%q is not valid; use fail or proceed", r.AtLimit)
+		}
+		switch {
+		case !reviewpolicy.OnError(r.OnError).Valid():
+			v.addf(p+".on_error", "%q is not valid; use fail or replan", r.OnError)
+		case r.OnError == string(reviewpolicy.OnErrorReplan) && strings.TrimSpace(r.ReplanType) == "":
+			v.addf(p+".replan_type", "is empty; on_error: replan needs the artefact type to send back, such as Plan")
+		case r.OnError == string(reviewpolicy.OnErrorReplan) && slices.Contains(r.ArtefactTypes, r.ReplanType):
+			v.addf(p+".replan_type", "%s is reviewed by this cluster itself; name an upstream type (the one the reviewed work is built from), such as Plan", r.ReplanType)
+		case r.OnError != string(reviewpolicy.OnErrorReplan) && (r.ReplanType != "" || r.MaxReplans != nil):
+			v.addf(p+".on_error", "replan_type and max_replans apply only with on_error: replan; set it or remove them")
+		}
+		if r.MaxReplans != nil && *r.MaxReplans < 1 {
+			v.addf(p+".max_replans", "%d is not valid; use 1 or more (leave it out for %d)", *r.MaxReplans, DefaultMaxReplans)
 		}
 	}
 }

@@ -124,6 +124,11 @@ func TestReviewClustersValidate(t *testing.T) {
 		{name: "a negative max_revisions", lines: []string{`    c: {artefact_types: [Plan], max_revisions: -1}`}, wantPath: "orchestrator.review_clusters.c.max_revisions", wantMsg: "not valid"},
 		{name: "a policy problem names the cluster", lines: []string{`    c: {artefact_types: [Plan], policy: {severities: [A, B], rework_at: C, fail_at: A}}`},
 			wantPath: "orchestrator.review_clusters.c.policy.rework_at", wantMsg: `"C" is not one of the severities`},
+		{name: "a bad on_error", lines: []string{`    c: {artefact_types: [Plan], on_error: retry}`}, wantPath: "orchestrator.review_clusters.c.on_error", wantMsg: "use fail or replan"},
+		{name: "replan without a type", lines: []string{`    c: {artefact_types: [CodeChange], on_error: replan}`}, wantPath: "orchestrator.review_clusters.c.replan_type", wantMsg: "needs the artefact type to send back"},
+		{name: "replan of the cluster's own type", lines: []string{`    c: {artefact_types: [Plan], on_error: replan, replan_type: Plan}`}, wantPath: "orchestrator.review_clusters.c.replan_type", wantMsg: "name an upstream type"},
+		{name: "replan_type without replan", lines: []string{`    c: {artefact_types: [CodeChange], replan_type: Plan}`}, wantPath: "orchestrator.review_clusters.c.on_error", wantMsg: "apply only with on_error: replan"},
+		{name: "max_replans 0", lines: []string{`    c: {artefact_types: [CodeChange], on_error: replan, replan_type: Plan, max_replans: 0}`}, wantPath: "orchestrator.review_clusters.c.max_replans", wantMsg: "use 1 or more"},
 		{name: "an unknown key", lines: []string{`    c: {artefact_types: [Plan], severities: [A]}`}, wantPath: "orchestrator.review_clusters.c", wantMsg: `unknown key "severities"`},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -55,7 +56,16 @@ func omitReviewPayloads(arts []tool.Artefact, upstream map[string]string) {
 			continue
 		}
 		if _, ok := upstream[a.ProducedByAgent]; ok {
+			// What was left out, and how to fetch it (sett-read).
+			a.PayloadBytes, a.Sections = len(a.Payload), readchannel.Sections(a.Payload)
 			a.Payload, a.PayloadOmitted = "", true
 		}
 	}
+}
+
+// OmitReviewPayloads is what the cub does to a tool input's reviews
+// (context chain and feedback) when their authors' memories are in
+// upstream: the bench measures input sizes with it.
+func OmitReviewPayloads(arts []tool.Artefact, upstream map[string]string) {
+	omitReviewPayloads(arts, upstream)
 }

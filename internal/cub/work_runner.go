@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/retrypolicy"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/tool"
@@ -139,7 +141,16 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	if err != nil {
 		return Retry, fmt.Errorf("cub: encode tool input: %w", err)
 	}
-	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: w.ToolEnv(g.ClaimID), Stdin: stdin,
+	env := w.ToolEnv(g.ClaimID)
+	// The memory-first fetch channel (sett-read): open for this run only,
+	// serving this workflow's artefacts only.
+	if rs, err := w.readServer(ctx, g.ClaimID, view.Workflow.ID); err != nil {
+		log.Warn().Err(err).Msg("the sett-read channel could not be opened; the tool runs without it")
+	} else {
+		defer rs.Close()
+		env = append(env, readchannel.EnvSocket+"="+rs.Path)
+	}
+	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: env, Stdin: stdin,
 		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
 		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox, Fence: fence}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
@@ -168,6 +179,30 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		w.warnMemory(ctx, log, art)
 	}
 	return stored, err
+}
+
+// readServer opens the fetch channel of one tool run: a socket in the
+// workspace (visible inside the sandbox), or in the temporary directory
+// when the workspace path is too long for a socket.
+func (w *WorkRunner) readServer(ctx context.Context, claimID, workflowID string) (*readchannel.Server, error) {
+	name := ".sett-read-" + blackboard.DeriveID("read", claimID, strconv.FormatInt(time.Now().UnixNano(), 10))[:12] + ".sock"
+	path := filepath.Join(w.set.Workspace, name)
+	if w.set.Workspace == "" || len(path) > 100 {
+		path = filepath.Join(os.TempDir(), name)
+	}
+	return readchannel.Listen(ctx, path, workflowID, func(ctx context.Context, id string) (*readchannel.Artefact, error) {
+		if blackboard.ValidateID(id) != nil {
+			return nil, readchannel.ErrNotFound
+		}
+		a, err := w.bb.GetArtefact(ctx, id)
+		if errors.Is(err, blackboard.ErrNotFound) {
+			return nil, readchannel.ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &readchannel.Artefact{WorkflowID: a.WorkflowID, Payload: a.Payload}, nil
+	})
 }
 
 // toolMemory returns the learnings and handbook at revision rev, reading

@@ -399,6 +399,12 @@ func TestToolSeesOnlyItsPassThroughVariables(t *testing.T) {
 		}
 		delete(got, k)
 	}
+	// The fetch channel's socket (sett-read), the run's own, in the
+	// workspace: no credential.
+	if sock := got["SETT_READ_SOCKET"]; !strings.HasPrefix(sock, ws+"/.sett-read-") || !strings.HasSuffix(sock, ".sock") {
+		t.Errorf("the tool sees SETT_READ_SOCKET=%q, want a socket in its workspace", sock)
+	}
+	delete(got, "SETT_READ_SOCKET")
 	if len(got) > 0 {
 		t.Errorf("the tool sees variables nobody passed it: %v", got)
 	}

@@ -398,6 +398,20 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 		}
 		switch p {
 		case phaseReview:
+			// Issue 28: the cluster's gate reviewers review first; the
+			// others only when every gate passed.
+			all := agents
+			agents = firstReviewers(agents, a.set.ReviewClusters.For(cl.ArtefactType).Policy.Gate)
+			if len(agents) < len(all) {
+				t.Events[len(t.Events)-1].Fields["agents"] = strings.Join(agents, ",")
+				var held []string
+				for _, r := range all {
+					if !contains(agents, r) {
+						held = append(held, r)
+					}
+				}
+				t.Events[len(t.Events)-1].Fields["held_until_gate"] = strings.Join(held, ",")
+			}
 			t.Set.GrantedReviewAgents = agents
 		case phaseParallel:
 			t.Set.GrantedParallelAgents = agents
@@ -466,6 +480,9 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 	granted := cl.GrantedAgents()
 	var missing, failed []string
 	for _, agent := range granted {
+		if reviewSkipped(st, agent) {
+			continue // an advisory reviewer past its deadline
+		}
 		if st.Failed[agent] && !cl.IsLearn() {
 			failed = append(failed, agent)
 			continue
@@ -493,8 +510,24 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		}
 	}
 	if len(missing) > 0 {
+		// Issue 28: an advisory reviewer never delays the decision beyond
+		// its own deadline.
+		var deadline time.Duration
+		if cl.Status == blackboard.ClaimPendingReview {
+			w, err := a.advisoryWaitOf(ctx, st, missing)
+			if err != nil {
+				return err
+			}
+			if len(w.Skip) > 0 {
+				return a.skipAdvisory(ctx, st, w.Skip)
+			}
+			deadline = w.Next
+		}
 		if checkLeases {
-			return a.checkLeases(ctx, st, missing)
+			return a.checkLeases(ctx, st, missing, deadline)
+		}
+		if deadline > 0 {
+			return a.rearm(ctx, cl, min(deadline+leaseMargin, a.set.LeaseTTL+leaseMargin))
 		}
 		return nil
 	}
@@ -502,7 +535,13 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		return a.learnPhase(ctx, st)
 	}
 	a.m.PhaseLatency.WithLabelValues(phaseOf(cl.Status)).Observe(msToSeconds(st.NowMs - cl.UpdatedAtMs))
-	b, err := a.boundary(ctx, st, granted)
+	var delivered []string
+	for _, agent := range granted {
+		if !reviewSkipped(st, agent) {
+			delivered = append(delivered, agent)
+		}
+	}
+	b, err := a.boundary(ctx, st, delivered)
 	if err != nil {
 		return err
 	}
@@ -540,11 +579,18 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 // is gone, and re-arms the claim's timer otherwise. A grant counts from
 // its delivery to the agent's inbox: one still waiting for an agent slot
 // is not lost, and its delivery re-arms the timer.
-func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string) error {
+//
+// within, when positive, is when an advisory reviewer's deadline passes:
+// the claim's timer fires no later than that.
+func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string, within time.Duration) error {
 	cl := st.Claim
 	grantAge := time.Duration(st.NowMs-cl.UpdatedAtMs) * time.Millisecond
 	if grantAge < a.set.LeaseTTL {
-		return a.rearm(ctx, cl, a.set.LeaseTTL-grantAge+leaseMargin)
+		next := a.set.LeaseTTL - grantAge + leaseMargin
+		if within > 0 {
+			next = min(next, within+leaseMargin)
+		}
+		return a.rearm(ctx, cl, next)
 	}
 	live, err := a.bb.GetClaimState(ctx, cl.ID, cl.WorkflowID, missing)
 	if err != nil {
@@ -584,6 +630,9 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		return a.grantAgain(ctx, cl, handedBack)
 	}
 	lost = append(lost, handedBack...) // with a lost one, all count as lost
+	if within > 0 {
+		next = minPositive(next, within+leaseMargin)
+	}
 	if len(lost) == 0 {
 		if next < 0 {
 			return nil // every missing grant is queued; its delivery arms the timer

@@ -146,23 +146,53 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 	cl := st.Claim
 	reviews := make([]reviewpolicy.Review, 0, len(cl.GrantedReviewAgents))
 	verdicts := map[string]reviewpolicy.Verdict{}
+	errored, retried := map[string]bool{}, map[string]bool{}
 	for _, agent := range cl.GrantedReviewAgents {
-		r := reviewpolicy.Review{Agent: agent, Role: a.set.ReviewRoles[agent], State: reviewpolicy.StateDelivered}
+		role := a.set.ReviewRoles[agent]
+		r := reviewpolicy.Review{Agent: agent, Role: role, State: reviewpolicy.StateDelivered}
 		out := b.outputs[agent]
-		if st.Failed[agent] {
+		switch {
+		case reviewSkipped(st, agent):
+			r.State = reviewpolicy.StateSkipped
+		case st.Failed[agent]:
 			r.State = reviewpolicy.StateFailed
-		} else {
+		default:
 			m, _ := agentMemory(out)
 			r.Verdict = reviewpolicy.Judge(out.Payload, m)
 			verdicts[agent] = r.Verdict
+			errored[agent] = r.Verdict.Status == memory.StatusError && a.set.advisoryDeadline(agent) == 0
 		}
+		retried[agent] = len(cl.Retries[agent].ErrorAnswers) > 0
 		reviews = append(reviews, r)
 	}
 	// Issue 28: the cluster of the target's type decides, with its own
 	// revision limit and at_limit rule.
 	cluster := a.set.ReviewClusters.For(b.target.Type)
 	d := reviewpolicy.Decide(cluster.Policy, reviews)
+	// Issue 28: an answered ERROR is asked once more; the reviewers held
+	// back while the gate reviewers reviewed are asked when every gate
+	// passed, and never when a gate decided.
+	stage := nextReviewStep(reviewStageInput{Bidders: reviewBidders(st.Bids), Granted: cl.GrantedReviewAgents,
+		Errored: errored, Retried: retried, Gated: d.Gated()})
+	switch stage.Step {
+	case reviewAskAgain:
+		return a.askAgainAfterError(ctx, b, stage.Agents)
+	case reviewGrantRest:
+		return a.grantAfterGate(ctx, b, stage.Agents)
+	case reviewGateDecided:
+		for _, agent := range stage.Agents {
+			reviews = append(reviews, reviewpolicy.Review{Agent: agent, Role: a.set.ReviewRoles[agent], State: reviewpolicy.StateSkipped})
+		}
+		d = reviewpolicy.Decide(cluster.Policy, reviews)
+	}
 	d = cluster.ApplyLimit(d, b.target.Version-1, cluster.RevisionLimit(a.set.MaxReviewIterations))
+	if cluster.Replans(d) {
+		n, err := a.replansSoFar(ctx, cl.WorkflowID, cluster.Name, cl.ID)
+		if err != nil {
+			return err
+		}
+		d = cluster.ApplyOnError(d, n)
+	}
 	line := d.Line()
 	read, _ := json.Marshal(d.ReviewsRead)
 	decision := a.event(blackboard.EventReviewDecision, cl, "", map[string]string{
@@ -196,6 +226,8 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 			}
 		}
 		return a.feedbackLoop(ctx, st, b.target, rejections, line, decision)
+	case reviewpolicy.OutcomeReplan:
+		return a.replan(ctx, b, cluster, d, decision)
 	default:
 		reason := "Terminated by the review policy: " + d.Reason
 		t := blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: line}}

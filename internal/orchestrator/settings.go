@@ -78,6 +78,10 @@ type Settings struct {
 	// (orchestrator.review_clusters); its Default is always ReviewPolicy
 	// (applyDefaults), so a zero value decides everything by ReviewPolicy.
 	ReviewClusters reviewpolicy.Clusters
+	// AdvisoryDeadlines gives each advisory reviewer's own deadline
+	// (agents.<name>.review.deadline); an advisory reviewer absent from
+	// it has the default, config.DefaultAdvisoryDeadline.
+	AdvisoryDeadlines map[string]time.Duration
 	// Escalation is the hook run with every workflow_escalated event
 	// (escalation in sett.yml); an empty command disables it.
 	Escalation escalation.Hook
@@ -132,6 +136,7 @@ func SettingsFrom(c *config.Config) Settings {
 	retry := make(map[string]retrypolicy.Policy, len(c.Agents))
 	roles := make(map[string]reviewpolicy.Role, len(c.Agents))
 	reviewRetry := make(map[string]retrypolicy.Policy, len(c.Agents))
+	deadlines := map[string]time.Duration{}
 	for _, name := range c.AgentNames() {
 		a, _ := c.Agent(name)
 		agents[name] = a.Role
@@ -140,6 +145,9 @@ func SettingsFrom(c *config.Config) Settings {
 		retry[name] = a.Retry.Policy(false)
 		reviewRetry[name] = a.Retry.Policy(true)
 		roles[name] = a.Review.Role()
+		if d := a.Review.AdvisoryDeadline(); d > 0 {
+			deadlines[name] = d
+		}
 	}
 	o := c.Orchestrator
 	return Settings{
@@ -166,10 +174,24 @@ func SettingsFrom(c *config.Config) Settings {
 		ReviewPolicy:         o.ReviewPolicy.Policy(),
 		ReviewClusters:       o.Clusters(),
 		ReviewRoles:          roles,
+		AdvisoryDeadlines:    deadlines,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
 		Retention:            RetentionFrom(c.Retention),
 	}
+}
+
+// advisoryDeadline is agent's deadline as an advisory reviewer; 0 when
+// it is not one.
+func (s *Settings) advisoryDeadline(agent string) time.Duration {
+	r := s.ReviewRoles[agent]
+	if !r.Advisory || r.Blocking || r.Required {
+		return 0
+	}
+	if d := s.AdvisoryDeadlines[agent]; d > 0 {
+		return d
+	}
+	return config.DefaultAdvisoryDeadline
 }
 
 // retryPolicy is the policy for agent's failures on a grant of kind.

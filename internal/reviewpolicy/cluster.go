@@ -32,6 +32,25 @@ func AllAtLimits() []AtLimit { return []AtLimit{AtLimitFail, AtLimitProceed} }
 // Valid reports whether a is one of AllAtLimits.
 func (a AtLimit) Valid() bool { return slices.Contains(AllAtLimits(), a) }
 
+// OnError says what a cluster does with a phase its rules fail for want
+// of usable reviews (review_clusters.<name>.on_error).
+type OnError string
+
+// The OnError values.
+const (
+	// OnErrorFail: the phase fails, as every failed phase always did.
+	OnErrorFail OnError = "fail"
+	// OnErrorReplan: the work goes back to the producer of an upstream
+	// artefact (Cluster.ReplanType), at most Cluster.MaxReplans times.
+	OnErrorReplan OnError = "replan"
+)
+
+// AllOnErrors lists every OnError.
+func AllOnErrors() []OnError { return []OnError{OnErrorFail, OnErrorReplan} }
+
+// Valid reports whether o is one of AllOnErrors.
+func (o OnError) Valid() bool { return slices.Contains(AllOnErrors(), o) }
+
 // Cluster is one named review policy (the critique, verification and release clusters):
 // its policy, the artefact types it reviews and its loop rules. The zero
 // Cluster decides by the zero Policy and never proceeds at a limit. A
@@ -53,6 +72,13 @@ type Cluster struct {
 	MaxRevisions *int
 	// AtLimit is what happens at MaxRevisions; "": AtLimitFail.
 	AtLimit AtLimit
+	// OnError is what a phase failed for want of usable reviews does;
+	// "": OnErrorFail. ReplanType is the upstream artefact type a replan
+	// sends back, MaxReplans how many replans a workflow's cluster makes
+	// before it proceeds with a warning.
+	OnError    OnError
+	ReplanType string
+	MaxReplans int
 }
 
 // Clusters selects the cluster that decides a review phase. The zero
@@ -99,6 +125,44 @@ func (c Cluster) ApplyLimit(d Decision, revisions, limit int) Decision {
 	d.Outcome, d.Rule, d.Warning = OutcomeProceed, RuleAtLimit, true
 	d.Reason = fmt.Sprintf("revision limit %d of cluster %s reached, proceeding with a warning (at_limit: proceed); still asking for rework: %s",
 		limit, c.Name, d.Reason)
+	return d
+}
+
+// Replans reports whether decision d sends the work back for a replan
+// under the cluster's on_error rule (before the replan limit is
+// applied): d fails by a rule about missing usable reviews — gate,
+// required, min_reviews or max_missing — and on_error is replan. A
+// blocking reviewer's verdict and an invalid policy always fail.
+func (c Cluster) Replans(d Decision) bool {
+	if c.OnError != OnErrorReplan || d.Outcome != OutcomeFail {
+		return false
+	}
+	switch d.Rule {
+	case RuleGate, RuleRequired, RuleQuorum, RuleMaxMissing:
+		return true
+	}
+	return false
+}
+
+// ApplyOnError applies the cluster's on_error rule to decision d of a
+// phase, after replans replans by this cluster in the workflow: a
+// decision that Replans becomes OutcomeReplan (same rule) while replans
+// is below MaxReplans, and a proceed by RuleAtLimit with Warning set once
+// it is not ("up to 3 replans, then on to release"). Every other
+// decision is returned unchanged.
+func (c Cluster) ApplyOnError(d Decision, replans int) Decision {
+	if !c.Replans(d) {
+		return d
+	}
+	if replans < c.MaxReplans {
+		d.Outcome = OutcomeReplan
+		d.Reason = fmt.Sprintf("%s; replan %d of %d (on_error: replan): back to the producer of the %s", d.Reason, replans+1, c.MaxReplans, c.ReplanType)
+		return d
+	}
+	d.Outcome, d.Warning = OutcomeProceed, true
+	d.Reason = fmt.Sprintf("replan limit %d of cluster %s reached, proceeding with a warning (on_error: replan); still failing: %s (rule %s)",
+		c.MaxReplans, c.Name, d.Reason, d.Rule)
+	d.Rule = RuleAtLimit
 	return d
 }
 

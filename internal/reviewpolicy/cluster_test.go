@@ -110,3 +110,42 @@ func TestDecideGate(t *testing.T) {
 }
 
 func ptr(n int) *int { return &n }
+
+func TestClusterApplyOnError(t *testing.T) {
+	v := Cluster{Name: "verification", OnError: OnErrorReplan, ReplanType: "Plan", MaxReplans: 3}
+	fail := func(r Rule) Decision {
+		return Decision{Outcome: OutcomeFail, Rule: r, Reason: "gate reviewer v-build rejects (NEEDS_REVISION)"}
+	}
+	tests := []struct {
+		name     string
+		c        Cluster
+		d        Decision
+		replans  int
+		want     Outcome
+		wantRule Rule
+		warning  bool
+		reason   string
+	}{
+		{name: "a gate failure replans", c: v, d: fail(RuleGate), want: OutcomeReplan, wantRule: RuleGate, reason: "replan 1 of 3 (on_error: replan): back to the producer of the Plan"},
+		{name: "a required ERROR replans", c: v, d: fail(RuleRequired), replans: 1, want: OutcomeReplan, wantRule: RuleRequired, reason: "replan 2 of 3"},
+		{name: "too many missing replans", c: v, d: fail(RuleMaxMissing), replans: 2, want: OutcomeReplan, wantRule: RuleMaxMissing, reason: "replan 3 of 3"},
+		{name: "too few reviews replans", c: v, d: fail(RuleQuorum), want: OutcomeReplan, wantRule: RuleQuorum},
+		{name: "after the third replan the work moves on with a warning", c: v, d: fail(RuleGate), replans: 3,
+			want: OutcomeProceed, wantRule: RuleAtLimit, warning: true, reason: "replan limit 3 of cluster verification reached"},
+		{name: "a blocking verdict always fails", c: v, d: fail(RuleBlocking), want: OutcomeFail, wantRule: RuleBlocking},
+		{name: "an invalid policy always fails", c: v, d: fail(RuleInvalidPolicy), want: OutcomeFail, wantRule: RuleInvalidPolicy},
+		{name: "a rework is no error", c: v, d: Decision{Outcome: OutcomeRework, Rule: RuleReworkAt}, want: OutcomeRework, wantRule: RuleReworkAt},
+		{name: "a proceed is left alone", c: v, d: Decision{Outcome: OutcomeProceed, Rule: RuleProceed}, want: OutcomeProceed, wantRule: RuleProceed},
+		{name: "on_error fail fails", c: Cluster{Name: "release", OnError: OnErrorFail}, d: fail(RuleGate), want: OutcomeFail, wantRule: RuleGate},
+		{name: "the zero cluster fails", c: Cluster{}, d: fail(RuleRequired), want: OutcomeFail, wantRule: RuleRequired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.c.ApplyOnError(tt.d, tt.replans)
+			if got.Outcome != tt.want || got.Rule != tt.wantRule || got.Warning != tt.warning || !strings.Contains(got.Reason, tt.reason) {
+				t.Fatalf("ApplyOnError = %s/%s warning=%v %q, want %s/%s warning=%v containing %q",
+					got.Outcome, got.Rule, got.Warning, got.Reason, tt.want, tt.wantRule, tt.warning, tt.reason)
+			}
+		})
+	}
+}

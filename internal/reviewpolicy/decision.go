@@ -22,10 +22,17 @@ const (
 	// OutcomeFail: the claim is terminated (and its workflow fails) with
 	// Decision.Reason.
 	OutcomeFail Outcome = "fail"
+	// OutcomeReplan: the phase failed for want of usable reviews and its
+	// cluster's on_error is replan (Cluster.ApplyOnError): the work goes
+	// back to the producer of an upstream artefact, with the phase's
+	// reviews as feedback.
+	OutcomeReplan Outcome = "replan"
 )
 
 // AllOutcomes lists every outcome.
-func AllOutcomes() []Outcome { return []Outcome{OutcomeProceed, OutcomeRework, OutcomeFail} }
+func AllOutcomes() []Outcome {
+	return []Outcome{OutcomeProceed, OutcomeRework, OutcomeFail, OutcomeReplan}
+}
 
 // Valid reports whether o is one of AllOutcomes.
 func (o Outcome) Valid() bool { return slices.Contains(AllOutcomes(), o) }
@@ -351,6 +358,8 @@ func (rd reading) why() string {
 		return "its tool failed"
 	case rd.State == StateDelivered:
 		return "status " + string(rd.Status)
+	case rd.State == StateSkipped:
+		return "skipped"
 	}
 	return "missing"
 }

@@ -27,10 +27,14 @@ const (
 	// StateMissing: no review came (the reviewer vanished, or the phase
 	// ended without it).
 	StateMissing State = "missing"
+	// StateSkipped: the reviewer was not asked, or its grant withdrawn:
+	// a gate reviewer decided the phase first, or an advisory reviewer's
+	// deadline passed. Read as missing by the rules after the gate.
+	StateSkipped State = "skipped"
 )
 
 // AllStates lists every state.
-func AllStates() []State { return []State{StateDelivered, StateFailed, StateMissing} }
+func AllStates() []State { return []State{StateDelivered, StateFailed, StateMissing, StateSkipped} }
 
 // Valid reports whether s is one of AllStates.
 func (s State) Valid() bool { return slices.Contains(AllStates(), s) }

@@ -20,6 +20,8 @@ type Binaries struct {
 	Cub          string
 	Writer       string
 	Reviewer     string
+	// Read is sett-read, the tools' fetch channel client.
+	Read string
 }
 
 var (
@@ -62,10 +64,11 @@ func build() (Binaries, error) {
 		Cub:          filepath.Join(dir, "sett-cub"),
 		Writer:       filepath.Join(dir, "sett-writer"),
 		Reviewer:     filepath.Join(dir, "sett-reviewer"),
+		Read:         filepath.Join(dir, "sett-read"),
 	}
 	targets := map[string]string{
 		b.Orchestrator: "./cmd/orchestrator", b.Cub: "./cmd/cub",
-		b.Writer: "./agents/writer", b.Reviewer: "./agents/reviewer",
+		b.Writer: "./agents/writer", b.Reviewer: "./agents/reviewer", b.Read: "./cmd/sett-read",
 	}
 	for out, pkg := range targets {
 		if err := goBuild(root, out, pkg); err != nil {

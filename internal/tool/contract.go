@@ -67,6 +67,12 @@ type Artefact struct {
 	// author's compact memory (memory.upstream[ProducedByAgent]) stands
 	// for it: read the memory first, as the memory and review design asks.
 	PayloadOmitted bool `json:"payload_omitted,omitempty"`
+	// PayloadBytes and Sections, on an artefact whose payload was
+	// omitted, are the omitted payload's size and the sections a tool can
+	// fetch with `sett-read ID#section` (a JSON object's top-level keys,
+	// or Markdown headings); `sett-read ID` fetches the whole payload.
+	PayloadBytes int      `json:"payload_bytes,omitempty"`
+	Sections     []string `json:"sections,omitempty"`
 }
 
 // MarshalJSON encodes a nil SourceArtefacts as [].

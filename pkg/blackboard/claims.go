@@ -351,9 +351,10 @@ type Transition struct {
 	// claims wait for the free ones — TransitionClaim then returns
 	// ErrWaiting and the claim waits in the scheduler's queue.
 	Gate *GlobalGate
-	// Release lists, on a final status, the agents whose grants on the
-	// claim end: their slots go to their next waiting grants and their
-	// leases are deleted (a running tool's cub sees it and stops it).
+	// Release lists the agents whose grants on the claim end (all of
+	// them on a final status; a withdrawn grant otherwise): their slots go
+	// to their next waiting grants and their leases are deleted (a
+	// running tool's cub sees it and stops it).
 	Release []string
 	// ClearOutputs lists agents whose output and failure mark are removed
 	// so that they deliver again (a retry after a failure).
@@ -472,7 +473,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	if len(inbox) > 0 {
 		req["inbox"] = inbox
 	}
-	if len(t.Release) > 0 && t.To.Final() {
+	if len(t.Release) > 0 {
 		index := func(key string) int {
 			for i, k := range keys {
 				if k == key {

@@ -101,6 +101,10 @@ const (
 	// the cub repaired (action=repaired, cuts) or dropped (action=dropped)
 	// it; the result was stored and the work goes on.
 	EventMemoryWarning EventType = "memory_warning"
+	// EventReviewSkipped: a granted reviewer's review is not awaited any
+	// more (reason=advisory_deadline: an advisory reviewer past its own
+	// deadline); its grant is withdrawn and the phase decides without it.
+	EventReviewSkipped EventType = "review_skipped"
 )
 
 // Event is one entry of the event stream: the audit log and the

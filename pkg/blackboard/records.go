@@ -114,6 +114,10 @@ type RetryState struct {
 	// counts as failed for the review policy (other agents' exhausted
 	// failures end the claim instead).
 	Final bool `json:"final,omitempty"`
+	// ErrorAnswers lists the reviews the agent answered with status ERROR
+	// in this phase and was asked again after (a reviewer's answered ERROR
+	// is asked once more before its cluster reads it as failed).
+	ErrorAnswers []string `json:"error_answers,omitempty"`
 }
 
 // ClaimApproval records a claim's approval gate: when it was requested,

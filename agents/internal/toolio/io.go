@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -34,6 +36,20 @@ type Answer struct {
 	StructuralType  string `json:"structural_type,omitempty"`
 	// Usage is what the model calls of this claim cost; nil when none.
 	Usage *tool.Usage `json:"usage,omitempty"`
+	// Memory is the agent memory of the tool contract (issue 28: every
+	// shipped agent leaves one); nil for none (learnings).
+	Memory *memory.AgentMemory `json:"memory,omitempty"`
+}
+
+// MemoryText cuts s to one line of at most memory.MaxTextLen characters,
+// as the memory contract allows.
+func MemoryText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= memory.MaxTextLen {
+		return s
+	}
+	return string(r[:memory.MaxTextLen-1]) + "…"
 }
 
 // WriteAnswer prints a as one JSON object and a newline.

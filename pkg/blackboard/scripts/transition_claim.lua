@@ -178,17 +178,22 @@ end
 local bid_timeout = tonumber(req.bid_timeout_ms or 0)
 if final then
   unschedule({claim = 1, active = 2, timers = 5, waiting = 14, running = 13, queue = 9}, req.id, member, ts)
-  if req.release ~= nil and req.release ~= cjson.null then
-    for _, r in ipairs(req.release) do
-      -- The grant is over: its slot frees for the agent's next waiting
-      -- grant, and the lease goes so that a tool still running stops
-      -- (its cub sees the lease lost; the doorbell makes it look now).
-      release_agent(r.gate, req.id, ts)
-      if redis.call('DEL', KEYS[r.lease]) == 1 and r.channel ~= nil and r.channel ~= cjson.null then
-        redis.call('PUBLISH', r.channel, cjson.encode({kind = 'withdrawn', claim_id = req.id, ts = ts}))
-      end
+end
+if req.release ~= nil and req.release ~= cjson.null then
+  for _, r in ipairs(req.release) do
+    -- The grant is over (the claim's end, or a grant withdrawn while the
+    -- claim goes on: an advisory reviewer past its deadline): its slot
+    -- frees for the agent's next waiting grant, and the lease goes so
+    -- that a tool still running stops (its cub sees the lease lost; the
+    -- doorbell makes it look now).
+    release_agent(r.gate, req.id, ts)
+    if redis.call('DEL', KEYS[r.lease]) == 1 and r.channel ~= nil and r.channel ~= cjson.null then
+      redis.call('PUBLISH', r.channel, cjson.encode({kind = 'withdrawn', claim_id = req.id, ts = ts}))
     end
   end
+end
+if final then
+  -- done above
 elseif bid_timeout > 0 then
   redis.call('HSET', KEYS[1], 'bid_deadline_ms', tostring(ts + bid_timeout))
   redis.call('ZADD', KEYS[5], ts + bid_timeout, req.id)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/settdev/sett/agents/internal/prompt"
 	"github.com/settdev/sett/agents/internal/toolio"
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -120,8 +121,9 @@ func (c *Coder) run(ctx context.Context, stdin io.Reader, env []string) (*tool.U
 		return nil, toolio.Transient("%v", err)
 	} else if ok {
 		c.logf("claim %s was committed before as %s on %s; answering that commit", in.ClaimID, hash, branch)
+		summary := fmt.Sprintf("%s: %s (committed by an earlier run of this claim)", branch, shortHash(hash))
 		return nil, toolio.WriteAnswer(c.Stdout, toolio.Answer{ArtefactType: CommitType, ArtefactPayload: hash,
-			Summary: fmt.Sprintf("%s: %s (committed by an earlier run of this claim)", branch, shortHash(hash))})
+			Summary: summary, Memory: commitMemory(in, branch, hash, summary, "")})
 	}
 
 	wt, err := repo.AddWorktree(ctx, short, branch)
@@ -172,7 +174,23 @@ func (c *Coder) run(ctx context.Context, stdin io.Reader, env []string) (*tool.U
 	}
 	c.logf("committed %s on %s: %s", hash, branch, stat)
 	return ans.Usage, toolio.WriteAnswer(c.Stdout, toolio.Answer{ArtefactType: CommitType, ArtefactPayload: hash,
-		Summary: c.red.Redact(summary), Usage: ans.Usage})
+		Summary: c.red.Redact(summary), Usage: ans.Usage, Memory: commitMemory(in, branch, hash, c.red.Redact(summary), strings.TrimSpace(stat))})
+}
+
+// commitMemory is the agent memory returned with a commit (issue 28, the
+// memory contract): DONE, the summary, the diff stat as a key finding, an
+// artifact index entry naming the branch and commit, and, for a rework,
+// the decision to rework after the reviews.
+func commitMemory(in tool.Input, branch, hash, summary, stat string) *memory.AgentMemory {
+	m := &memory.AgentMemory{Status: memory.StatusDone, Summary: toolio.MemoryText(summary),
+		ArtifactIndex: []memory.ArtifactEntry{{Path: branch, Note: toolio.MemoryText("commit " + shortHash(hash) + " (git show " + shortHash(hash) + ")")}}}
+	if stat != "" {
+		m.KeyFindings = []string{toolio.MemoryText(stat)}
+	}
+	if in.ClaimType == tool.ClaimTypeFeedback && len(in.Feedback) > 0 {
+		m.Decisions = []string{toolio.MemoryText(fmt.Sprintf("reworked %s v%d after %d review(s)", in.TargetArtefact.Type, in.TargetArtefact.Version, len(in.Feedback)))}
+	}
+	return m
 }
 
 // commandFor puts the prompt where the command asks for it: in place of

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/cub"
+	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -187,6 +188,16 @@ func TestEditCommitsOnceOnTheWorkflowBranch(t *testing.T) {
 	}
 	if u := r.out.Usage; u == nil || u.Model != "claude-sonnet-4-5" || u.InputTokens != 120 || u.OutputTokens != 30 {
 		t.Errorf("usage = %+v", u)
+	}
+	// The memory of the contract (issue 28): DONE, the diff stat, the
+	// branch and commit; the cub's parser accepts it as it is.
+	m, err := memory.ParseAgentMemory(r.out.Memory)
+	if err != nil {
+		t.Fatalf("memory %s: %v", r.out.Memory, err)
+	}
+	if m.Status != memory.StatusDone || len(m.KeyFindings) != 1 || !strings.Contains(m.KeyFindings[0], "1 file changed") ||
+		len(m.ArtifactIndex) != 1 || m.ArtifactIndex[0].Path != "sett/3f2a9c1e" || !strings.Contains(m.ArtifactIndex[0].Note, "commit "+hash[:12]) {
+		t.Errorf("memory = %+v", m)
 	}
 	// The CLI got the prompt on stdin and ran in a worktree under .git,
 	// which is gone now.

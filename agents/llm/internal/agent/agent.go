@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/agents/llm/internal/answer"
 	"github.com/settdev/sett/agents/llm/internal/provider"
+	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -142,10 +145,63 @@ func (a *Agent) run(ctx context.Context, stdin io.Reader, start time.Time, now f
 		// The rework keeps the type of the version it replaces.
 		out.ArtefactType = ""
 	}
+	if format != prompt.FormatLearning {
+		out.Memory = memoryOf(artefactType, in, out)
+	}
 	out.Usage = usage
 	a.logf("answered %s in %d attempt(s), %s: %d input + %d output tokens (%s)", out.ArtefactType, resp.Attempts,
 		now().Sub(start).Round(time.Millisecond), usage.InputTokens, usage.OutputTokens, usage.Model)
 	return usage, toolio.WriteAnswer(a.Stdout, out)
+}
+
+// maxIndexSections bounds the sections an answer's memory indexes (the
+// memory must fit 30 rendered lines).
+const maxIndexSections = 8
+
+// memoryOf is the agent memory returned with an answer (issue 28, the
+// memory contract): a verdict's status (DONE for approve, NEEDS_REVISION
+// for reject), its first findings and severity; a text or JSON answer's
+// summary and an artifact index entry pointing at its sections (Markdown
+// headings, JSON keys), which a downstream tool can fetch with sett-read.
+func memoryOf(artefactType string, in tool.Input, out toolio.Answer) *memory.AgentMemory {
+	m := &memory.AgentMemory{Status: memory.StatusDone, Summary: toolio.MemoryText(out.Summary)}
+	if v, ok := out.ArtefactPayload.(answer.Verdict); ok {
+		if v.Verdict == "reject" {
+			m.Status = memory.StatusNeedsRevision
+		}
+		m.HighestSeverity = v.Severity
+		for _, f := range v.Findings {
+			if len(m.KeyFindings) == memory.MaxKeyFindings {
+				break
+			}
+			if f = toolio.MemoryText(f); f != "" {
+				m.KeyFindings = append(m.KeyFindings, f)
+			}
+		}
+		return m
+	}
+	if artefactType == "" {
+		artefactType = in.TargetArtefact.Type
+	}
+	entry := memory.ArtifactEntry{Path: artefactType, Note: "this answer"}
+	var payload string
+	switch p := out.ArtefactPayload.(type) {
+	case string:
+		payload = p
+	case json.RawMessage:
+		payload = string(p)
+	}
+	for _, sec := range readchannel.Sections(payload) {
+		if len(entry.Sections) == maxIndexSections {
+			break
+		}
+		entry.Sections = append(entry.Sections, "§"+toolio.MemoryText(sec))
+	}
+	m.ArtifactIndex = []memory.ArtifactEntry{entry}
+	if in.ClaimType == tool.ClaimTypeFeedback && len(in.Feedback) > 0 {
+		m.Decisions = []string{toolio.MemoryText(fmt.Sprintf("reworked %s v%d after %d review(s)", in.TargetArtefact.Type, in.TargetArtefact.Version, len(in.Feedback)))}
+	}
+	return m
 }
 
 // shape turns the model's text into the answer of a format.
