@@ -14,12 +14,13 @@ help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST) | sort
 
 .PHONY: build
-build: ## Build sett, sett-orchestrator, sett-cub, sett-worker, the example agents, sett-agent-llm, sett-coder and sett-fake-llm into bin/
+build: ## Build sett, sett-orchestrator, sett-cub, sett-worker, sett-read, the example agents, sett-agent-llm, sett-coder and sett-fake-llm into bin/
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett ./cmd/sett
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-orchestrator ./cmd/orchestrator
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-cub ./cmd/cub
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-worker ./cmd/sett-worker
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-read ./cmd/sett-read
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-writer ./agents/writer
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-reviewer ./agents/reviewer
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sett-agent-llm ./agents/llm

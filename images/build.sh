@@ -176,6 +176,9 @@ build_cub() {
 	# The launcher of controller agents: its own binary, so that the cub
 	# never links the Docker SDK (it only runs in controller containers).
 	cp "$(binary sett-worker ./cmd/sett-worker)" "$ctx/sett-worker"
+	# What a tool runs to fetch a section left out of its input
+	# (SETT_READ_SOCKET): in every agent image built on this one.
+	cp "$(binary sett-read ./cmd/sett-read)" "$ctx/sett-read"
 	cp "$ROOT/images/cub/Dockerfile" "$ctx/Dockerfile"
 	build_image sett-cub:local "$ctx"
 }

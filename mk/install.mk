@@ -3,7 +3,7 @@
 # they are installed together. PREFIX=/usr/local needs root.
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
-INSTALL_BINARIES := sett sett-orchestrator sett-cub sett-worker sett-writer sett-reviewer sett-agent-llm sett-coder sett-fake-llm
+INSTALL_BINARIES := sett sett-orchestrator sett-cub sett-worker sett-read sett-writer sett-reviewer sett-agent-llm sett-coder sett-fake-llm
 
 .PHONY: install
 install: build ## Install sett and its binaries into $(BINDIR) (PREFIX=~/.local by default; BINDIR overrides)
