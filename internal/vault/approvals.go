@@ -210,7 +210,8 @@ func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, le
 	if want == blackboard.ApprovalRejected {
 		reason = firstOf(d.Get("reason"), sectionText(d.Body, "Reason"))
 	}
-	err = b.bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: art, Decision: want, By: by, Channel: channel, Reason: reason})
+	err = b.bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: art, Decision: want, By: by, Channel: channel, Reason: reason,
+		ReasonOptional: b.opt.Learner})
 	if err != nil && errors.Is(err, blackboard.ErrAlreadyDecided) && cl != nil && cl.Approval.Decision == want {
 		err = nil // decided the same way already (an earlier pass, or the CLI)
 	}
