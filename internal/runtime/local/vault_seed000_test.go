@@ -91,6 +91,11 @@ func TestVaultSeed000OutOfTheBox(t *testing.T) {
 	}
 	waitFor("the plan in Pending_Approval/", func() bool { return pendingFile() != "" })
 	plan := pendingFile()
+	// The file's instructions say what this instance accepts: with the
+	// learner init configured, moving it to Rejected/ alone is enough.
+	if howto := read(plan); !strings.Contains(howto, "A reason is optional") || strings.Contains(howto, "and say why") {
+		t.Errorf("the pending approval file asks for a reason the learner makes unnecessary:\n%s", howto)
+	}
 	if err := os.Rename(plan, filepath.Join(vault, "Rejected", filepath.Base(plan))); err != nil {
 		t.Fatal(err)
 	}
