@@ -31,7 +31,8 @@ func newPauseCmd(app *App) *cobra.Command {
 agent. Tools already running finish and their results are stored; claims
 keep collecting bids; goals can still be posted. What would have been
 granted waits and is released, highest priority first, by 'sett resume'.
-Creating a .sett_stop file in the workspace (or the vault) does the same.`,
+Creating a .sett_stop file in the workspace (or the vault) does the same;
+'sett resume' deletes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bb, _, err := app.Connect(cmd.Context())
@@ -69,6 +70,16 @@ func newResumeCmd(app *App) *cobra.Command {
 				return err
 			}
 			defer bb.Close()
+			// A stop file is a pause of its own: resuming while it exists
+			// would leave the file and the instance disagreeing, so the
+			// resume deletes it first (or refuses, saying why).
+			removed, err := removeStopFiles(stopFileDirs(app, app.Workspace()))
+			for _, p := range removed {
+				fmt.Fprintf(cmd.OutOrStdout(), "Deleted the stop file %s.\n", p)
+			}
+			if err != nil {
+				return err
+			}
 			changed, err := bb.Resume(cmd.Context(), decider(app, by), blackboard.ControlFromCLI)
 			if err != nil {
 				return err
@@ -77,7 +88,7 @@ func newResumeCmd(app *App) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "Not paused; nothing to resume.")
 				return nil
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "Resumed: waiting work is being granted. If a .sett_stop file exists, delete it too or the next look at it pauses again.")
+			fmt.Fprintln(cmd.OutOrStdout(), "Resumed: waiting work is being granted.")
 			return nil
 		},
 	}

@@ -23,6 +23,9 @@ type errorsReport struct {
 	// DeadLetters are orchestrator events whose handling failed
 	// orchestrator.dead_letter_after times in a row, newest first.
 	DeadLetters []DeadLetterView `json:"dead_letters"`
+	// Vault is the vault bridge's health while its passes fail (nil
+	// when the vault is in step or there is none).
+	Vault *vaultView `json:"vault_failing,omitempty"`
 }
 
 // failedWorkflow is a workflow that ended failed.
@@ -122,6 +125,11 @@ func collectErrors(ctx context.Context, bb *blackboard.Client, limit int64) (*er
 		return nil, err
 	}
 	r.DeadLetters = dls
+	if v, err := collectVault(ctx, bb); err != nil {
+		return nil, err
+	} else if v != nil && !v.OK {
+		r.Vault = v
+	}
 	ids, err := bb.ListWorkflows(ctx, limit)
 	if err != nil {
 		return nil, err
@@ -223,6 +231,10 @@ func writeErrors(w io.Writer, style outputStyle, r *errorsReport) {
 			continue
 		}
 		s.write(w, style, r)
+	}
+	if r.Vault != nil {
+		fmt.Fprintf(w, "\n%s\n", style.paint(colourBold, "Vault (Sett cannot keep it in step)"))
+		writeVaultProblem(w, style, r)
 	}
 	if len(r.FailedClaims) > 0 {
 		fmt.Fprintf(w, "\nRe-run a failed claim with a fresh attempt budget: `sett retry CLAIM` (or `sett retry WORKFLOW`).\n")

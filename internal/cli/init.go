@@ -21,6 +21,13 @@ func newInitCommand(app *App) *cobra.Command {
 and a reviewer) that 'sett up' runs as it is, and agents/hello/: a tiny tool
 and a guide to writing your own agent. Adds .sett/ to .gitignore.
 
+--vault PATH also creates a vault (a folder of Markdown files) and, with
+the default template, writes the vault's flow (seed 000) instead: a planner
+whose plans wait for your approval in PATH/Pending_Approval/, and a learner
+that turns each rejection into a learning. Its model is chosen from this
+environment: LLM_PROVIDER and LLM_MODEL, else ANTHROPIC_API_KEY or
+OPENAI_API_KEY / OPENAI_BASE_URL, else the bundled fake model.
+
 --template coding writes a coding pipeline instead: planner (LLM) → your
 approval of the plan → reviewer (LLM) → coder (Claude Code, on the branch
 sett/<workflow>) → reviewer (LLM), with a learner that turns your rejections
@@ -42,13 +49,26 @@ Existing files are never overwritten unless --force is given.`,
 			}
 			out := cmd.OutOrStdout()
 			if vaultPath != "" {
-				if err := initVault(out, app.Dir, vaultPath, written); err != nil {
+				if err := initVault(out, app.Dir, vaultPath, written, template, app.env); err != nil {
 					return err
 				}
 			}
 			fmt.Fprintf(out, "Created %s", strings.Join(written, ", "))
 			if ignored {
 				fmt.Fprintf(out, "; added %s to .gitignore", scaffold.GitignoreEntry)
+			}
+			if vaultPath != "" && template == scaffold.TemplateDefault {
+				fmt.Fprintf(out, `.
+
+Next:
+  sett up --runtime local    run it here (needs redis-server and sett-agent-llm,
+                             sett-reviewer next to sett or on PATH: make build)
+  sett up                    or in containers (make images)
+  Then write a task into %[1]s/Needs_Action/ (a Markdown file), wait for its
+  plan in %[1]s/Pending_Approval/, and move that file to Approved/ or Rejected/.
+  See docs/vault.md.
+`, vaultPath)
+				return nil
 			}
 			if template == scaffold.TemplateCoding {
 				fmt.Fprint(out, `.

@@ -37,7 +37,7 @@ and audit every step with 'sett hoard'. Start an instance with 'sett up'.`,
 	addObservabilityCommands(root, app)
 	addHumanCommands(root, app)
 	addControlCommands(root, app)
-	root.AddCommand(newACLCmd(app), newVersionCmd(app), newRedisCLICmd(app))
+	root.AddCommand(newACLCmd(app), newVersionCmd(app), newRedisCLICmd(app), newServiceCmd(app))
 	// --version prints the same line as `sett version`.
 	root.SetVersionTemplate("{{.Version}}\n")
 	return root

@@ -41,6 +41,11 @@ type statusReport struct {
 	Warnings []string           `json:"warnings,omitempty"`
 	// Isolation is how the local runtime isolates tools ("" elsewhere).
 	Isolation string `json:"isolation,omitempty"`
+	// Vault is the vault bridge's health (nil: no vault reported).
+	Vault *vaultView `json:"vault,omitempty"`
+	// StopFiles are the .sett_stop files that exist (they pause the
+	// instance).
+	StopFiles []string `json:"stop_files,omitempty"`
 }
 
 // pauseReport says since when, by whom and why the instance is paused.
@@ -359,6 +364,10 @@ func collectStatus(ctx context.Context, app *App, bb *blackboard.Client, rec *in
 	if w := configChangedWarning(rec); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
+	if r.Vault, err = collectVault(ctx, bb); err != nil {
+		return nil, err
+	}
+	r.StopFiles = presentStopFiles(stopFileDirs(app, workspace))
 	names := map[string]bool{}
 	for n := range registered {
 		names[n] = true
@@ -473,6 +482,21 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 		kv("Paused", cell{text: text + " — `sett resume` continues", colour: colourYellow})
 	} else {
 		kv("Paused", cell{text: "not paused"})
+	}
+	if text, warn := stopFileLine(r.StopFiles, r.Paused); text != "" {
+		c := cell{text: text}
+		if warn {
+			c.colour = colourYellow
+		}
+		kv("Stop file", c)
+	}
+	if r.Vault != nil {
+		text, failing := vaultLine(style.Now(), r.Vault)
+		c := cell{text: text}
+		if failing {
+			c.colour = colourRed
+		}
+		kv("Vault", c)
 	}
 	if q := r.Queue; q != nil {
 		kv("Queue", cell{text: fmt.Sprintf("%d claims hold slots, %d wait (`sett queue`)", q.Running, q.Waiting)})

@@ -30,9 +30,10 @@ func newUpCommand(app *App) *cobra.Command {
 		runtimeName string
 		configPath  string
 		force       bool
+		foreground  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "up [--name NAME] [--runtime docker|local] [--config PATH] [--force]",
+		Use:   "up [--name NAME] [--runtime docker|local] [--config PATH] [--force] [--foreground]",
 		Short: "Start Redis, the orchestrator and the agents; wait until all are ready",
 		Long: `Start an instance: Redis, the orchestrator and one cub per agent of sett.yml,
 then wait until every component is ready. If anything fails, everything that
@@ -44,20 +45,36 @@ else derived from the workspace directory's name. The configuration is
 --config, else SETT_CONFIG, else sett.yml in the workspace.
 
 Runtimes: docker (containers; the default) and local (processes on this
-machine, with redis-server from PATH).`,
+machine, with redis-server from PATH).
+
+With --foreground (local runtime), sett up stays once the instance is up:
+SIGTERM or Ctrl-C stops the instance (as sett down would) and it exits 0;
+if the instance's supervisor dies it exits 1, so that a service manager
+restarts it; sett down from elsewhere ends it with 0. sett service install
+writes a systemd user unit that runs it so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUp(cmd, app, runtimeName, configPath, force)
+			var then func(runtime.Runtime, *instance.Record) error
+			if foreground {
+				if runtimeName != instance.RuntimeLocal {
+					return usageError("--foreground is for --runtime local: Docker keeps the containers running and restarts them itself")
+				}
+				then = func(rt runtime.Runtime, rec *instance.Record) error { return stayInForeground(cmd, rt, rec) }
+			}
+			return runUp(cmd, app, runtimeName, configPath, force, then)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&runtimeName, "runtime", DefaultRuntime, "where to run the instance: docker or local")
 	f.StringVar(&configPath, "config", "", "path to sett.yml (default: sett.yml in the workspace; env SETT_CONFIG)")
 	f.BoolVar(&force, "force", false, "start even when another instance already runs on this workspace")
+	f.BoolVar(&foreground, "foreground", false, "local runtime: stay until the instance stops; SIGTERM or Ctrl-C stops it (what `sett service install` runs)")
 	return cmd
 }
 
-func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force bool) error {
+// runUp starts the instance; then, when not nil, runs once it is up and
+// its record saved (--foreground).
+func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force bool, then func(runtime.Runtime, *instance.Record) error) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ws := app.Workspace()
 	cfgPath := resolveConfigPath(configFlag, app.env("SETT_CONFIG"), app.Dir, ws)
@@ -116,6 +133,9 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 		return errors.Join(fmt.Errorf("instance %s started, but its record could not be saved, so it was stopped again: %w", name, err), derr)
 	}
 	printUpSummary(cmd, rec, cfg)
+	if then != nil {
+		return then(rt, rec)
+	}
 	return nil
 }
 

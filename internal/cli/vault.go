@@ -96,7 +96,7 @@ func addVaultKey(cfgPath, rel string) error {
 
 // initVault scaffolds the vault of `sett init --vault PATH` and, when
 // init wrote sett.yml, points vault.path at it.
-func initVault(out io.Writer, dir, path string, written []string) error {
+func initVault(out io.Writer, dir, path string, written []string, template string, getenv func(string) string) error {
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
@@ -118,6 +118,12 @@ func initVault(out io.Writer, dir, path string, written []string) error {
 			p := w
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
+			}
+			if template == scaffold.TemplateDefault {
+				// Seed 000's flow: an approval gate on plans and a learner.
+				m := scaffold.ChooseModel(getenv)
+				fmt.Fprintf(out, "sett.yml: plans wait for your approval in the vault; the planner and learner use the %s model %s (%s).\n", m.Provider, m.Model, m.Why)
+				return os.WriteFile(p, scaffold.VaultConfig(path, m), 0o644)
 			}
 			return addVaultKey(p, path)
 		}

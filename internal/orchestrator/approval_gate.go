@@ -99,10 +99,15 @@ func (a *ClaimAdvancer) rejected(ctx context.Context, st *blackboard.ClaimState)
 	if who == "" {
 		who = "a human"
 	}
-	reason := fmt.Sprintf("Rejected by %s (%s): %s", who, cl.Approval.Channel, cl.Approval.Reason)
+	why := cl.Approval.Reason
+	if why == "" {
+		// Rejected by a move alone: the learner works out why.
+		why = "no reason given"
+	}
+	reason := fmt.Sprintf("Rejected by %s (%s): %s", who, cl.Approval.Channel, why)
 	end := blackboard.Transition{WorkflowStatus: blackboard.WorkflowRejected}
 	return a.finishWith(ctx, st, end, blackboard.ClaimTerminated, reason, true,
-		fmt.Sprintf("%s v%d rejected by %s: %s", target.Type, target.Version, who, cl.Approval.Reason),
+		fmt.Sprintf("%s v%d rejected by %s: %s", target.Type, target.Version, who, why),
 		a.event(blackboard.EventClaimTerminatedRejected, cl, "", map[string]string{
 			"reason": reason, "review_id": review.ID, "by": cl.Approval.By, "channel": string(cl.Approval.Channel),
 		}))

@@ -123,7 +123,7 @@ func (b *Bridge) writeApproval(ctx context.Context, r blackboard.ApprovalRequest
 		d.Set("expires_at", msTime(r.ExpiresAtMs))
 	}
 	d.Set("reason", "")
-	d.Body = renderApprovalBody(r, a, title)
+	d.Body = renderApprovalBody(r, a, title, b.opt.Learner)
 	p := filepath.Join(b.opt.Path, PendingApproval, approvalName(r, title))
 	if _, err := os.Lstat(p); err == nil {
 		// The file is there but this pass could not read it as Sett's: a
@@ -141,7 +141,7 @@ func (b *Bridge) writeApproval(ctx context.Context, r blackboard.ApprovalRequest
 	return nil
 }
 
-func renderApprovalBody(r blackboard.ApprovalRequest, a *blackboard.Artefact, title string) string {
+func renderApprovalBody(r blackboard.ApprovalRequest, a *blackboard.Artefact, title string, learner bool) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Approve %s v%d for “%s”?\n\n", mdText(r.ArtefactType), r.Version, mdText(oneLine(title, 200)))
 	if r.Summary != "" {
@@ -150,12 +150,7 @@ func renderApprovalBody(r blackboard.ApprovalRequest, a *blackboard.Artefact, ti
 	fmt.Fprintf(&s, "Produced by %s for workflow %s.\n\n", mdText(orDash(r.ProducedByAgent)), short(r.WorkflowID))
 	s.WriteString("## Payload\n\n")
 	s.WriteString(fence(a.Payload))
-	s.WriteString("\n## How to decide\n\n")
-	s.WriteString("- **Approve**: move this file to `Approved/`, or set `approval_status: approved` above.\n")
-	s.WriteString("- **Reject**: move this file to `Rejected/`, or set `approval_status: rejected` above, and say why in `reason:` above or under `## Reason` below. The reason is what Sett learns from.\n")
-	fmt.Fprintf(&s, "- Or in a terminal: `sett approve %s` / `sett reject %s --reason \"...\"`.\n", short(r.ArtefactID), short(r.ArtefactID))
-	s.WriteString("\nYour name goes in `decided_by:` (optional). This decision is for exactly this version; if a newer one appears, decide that one.\n")
-	s.WriteString("\n## Reason\n\n")
+	s.WriteString(howToDecide(short(r.ArtefactID), learner))
 	return s.String()
 }
 
@@ -215,7 +210,8 @@ func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, le
 	if want == blackboard.ApprovalRejected {
 		reason = firstOf(d.Get("reason"), sectionText(d.Body, "Reason"))
 	}
-	err = b.bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: art, Decision: want, By: by, Channel: channel, Reason: reason})
+	err = b.bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: art, Decision: want, By: by, Channel: channel, Reason: reason,
+		ReasonOptional: b.opt.Learner})
 	if err != nil && errors.Is(err, blackboard.ErrAlreadyDecided) && cl != nil && cl.Approval.Decision == want {
 		err = nil // decided the same way already (an earlier pass, or the CLI)
 	}

@@ -39,6 +39,14 @@ type Options struct {
 	// Cooldown is the least time between two task starts; zero means
 	// none.
 	Cooldown time.Duration
+	// Learner is set when orchestrator.learner names an agent: it works
+	// out the learning of a rejection itself, so a plan moved to
+	// Rejected/ needs no reason (seed 000).
+	Learner bool
+	// ReportFunc is called after every pass of Run with the pass's error
+	// (nil when it succeeded), so that a vault Sett cannot write shows in
+	// `sett status`, `sett errors` and the metrics. Nil: not reported.
+	ReportFunc func(ctx context.Context, err error)
 }
 
 // minPassGap spaces full passes woken by blackboard events: a busy
@@ -83,6 +91,8 @@ type Bridge struct {
 	finished     map[string]finishedEntry
 	scanFinished atomic.Bool
 	revivedOnce  bool
+	// passErr is the current pass's error before its dashboard.
+	passErr error
 	// wake is the earliest time a pass is due for a reason no event
 	// announces (a file settling, the cooldown ending); zero for none.
 	wake time.Time
@@ -144,8 +154,12 @@ func (b *Bridge) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		b.wake = time.Time{}
-		if err := b.Sync(ctx); err != nil && ctx.Err() == nil {
+		err := b.Sync(ctx)
+		if err != nil && ctx.Err() == nil {
 			b.log.Warn().Err(err).Msg("vault pass failed; retrying on the next change or rescan")
+		}
+		if b.opt.ReportFunc != nil && ctx.Err() == nil {
+			b.opt.ReportFunc(ctx, err)
 		}
 		// A file settling or a cooldown ending has no event of its own:
 		// a timer brings the pass that admits it.
@@ -413,6 +427,9 @@ func (b *Bridge) Sync(ctx context.Context) error {
 	if err := b.memories(ctx, false); err != nil {
 		errs = append(errs, fmt.Errorf("memories: %w", err))
 	}
+	// The dashboard says so when this pass failed so far (a folder Sett
+	// cannot write): it may well be writable when the rest is not.
+	b.passErr = errors.Join(errs...)
 	if err := b.dashboard(ctx, pending, running); err != nil {
 		errs = append(errs, fmt.Errorf("dashboard: %w", err))
 	}

@@ -155,6 +155,9 @@ func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalReq
 	if w := agentmemory.Warning(b.warned); w != "" {
 		d.Warnings = append(d.Warnings, w)
 	}
+	if w := passWarning(b.passErr); w != "" {
+		d.Warnings = append(d.Warnings, w)
+	}
 	// The text without its time decides whether to write; the time
 	// alone is refreshed once per rescan interval, so a reader can tell
 	// a live dashboard from a stopped instance's.

@@ -13,5 +13,6 @@ func OptionsFrom(cfg *config.Config, path string) Options {
 		Weights:            cfg.Orchestrator.Priority.ScoreWeights(),
 		Settle:             cfg.Vault.Settle.Std(),
 		Cooldown:           cfg.Vault.Cooldown.Std(),
+		Learner:            cfg.Orchestrator.Learner != "",
 	}
 }

@@ -41,9 +41,21 @@ type Decision struct {
 	// By names who decided ("" when unknown).
 	By      string
 	Channel DecisionChannel
-	// Reason is required for a rejection: it becomes the feedback and the
-	// learning.
+	// Reason is required for a rejection unless ReasonOptional: it
+	// becomes the feedback and the learning.
 	Reason string
+	// ReasonOptional lets a rejection come without a reason: set it when
+	// orchestrator.learner names an agent, which works out the learning
+	// from the rejected artefact and its task (seed 000: reject by moving
+	// the file alone).
+	ReasonOptional bool
+}
+
+// RejectionNeedsReason decides whether a decision lacks the reason it
+// needs: a rejection with an empty reason, unless a learner will work it
+// out (reasonOptional).
+func RejectionNeedsReason(decision ApprovalDecision, reason string, reasonOptional bool) bool {
+	return decision == ApprovalRejected && strings.TrimSpace(reason) == "" && !reasonOptional
 }
 
 // PendingApprovals lists the claims waiting for a human decision, oldest
@@ -153,7 +165,7 @@ func (c *Client) DecideApproval(ctx context.Context, d Decision) error {
 	}
 	d.Reason = strings.TrimSpace(d.Reason)
 	d.By = strings.TrimSpace(d.By)
-	if d.Decision == ApprovalRejected && d.Reason == "" {
+	if RejectionNeedsReason(d.Decision, d.Reason, d.ReasonOptional) {
 		return fmt.Errorf("%w: a rejection needs a reason (it is the feedback the author gets and what Sett learns from)", ErrInvalid)
 	}
 	if len(d.Reason) > MaxDecisionReasonBytes || !utf8.ValidString(d.Reason) {

@@ -142,6 +142,11 @@ func (k Keys) Capacity() string { return k.prefix + "scheduler:capacity" }
 // paused), paused_since_ms, paused_by, paused_reason.
 func (k Keys) Control() string { return k.prefix + "control" }
 
+// VaultHealth is the HASH in which the leading orchestrator's vault bridge
+// reports how its passes go: ok, path, last_error, last_error_at_ms,
+// failing_since_ms, last_ok_at_ms, errors_total (see VaultHealth).
+func (k Keys) VaultHealth() string { return k.prefix + "vault:health" }
+
 // AgentRunning is the ZSET of claim ids on which the agent holds a grant
 // it has not delivered yet (what counts against its capacity), scored by
 // when the grant reached its inbox (the lease check counts from there).

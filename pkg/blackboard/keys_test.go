@@ -52,6 +52,7 @@ func TestKeys(t *testing.T) {
 		{"Waiting", nil, "sett:<i>:scheduler:waiting"},
 		{"Capacity", nil, "sett:<i>:scheduler:capacity"},
 		{"Control", nil, "sett:<i>:control"},
+		{"VaultHealth", nil, "sett:<i>:vault:health"},
 		{"AgentRunning", []string{"<agent>"}, "sett:<i>:agent:<agent>:running"},
 		{"AgentWaiting", []string{"<agent>"}, "sett:<i>:agent:<agent>:waiting"},
 		{"AgentReplicas", []string{"<agent>"}, "sett:<i>:agent:<agent>:replicas"},

@@ -67,7 +67,9 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 		set.StopDirs = append(set.StopDirs, ws)
 	}
 	if vp := vaultPath(cfg, c.ConfigPath); vp != "" {
-		br := vault.NewBridge(bb, vault.OptionsFrom(cfg, vp), base)
+		vopt := vault.OptionsFrom(cfg, vp)
+		vopt.ReportFunc = newVaultReporter(bb, vp, srv.Registry(), log).report
+		br := vault.NewBridge(bb, vopt, base)
 		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
 		set.VaultManagesToolMemory = true
 		set.StopDirs = append(set.StopDirs, vp)

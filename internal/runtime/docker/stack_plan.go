@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -46,6 +47,9 @@ type planInput struct {
 	OrchestratorImage string
 	// User runs the orchestrator and the agents ("uid:gid").
 	User string
+	// OrchestratorUser replaces User for the orchestrator alone: the
+	// vault's owner (see planVaultOwner). Empty: User.
+	OrchestratorUser string
 	// RedisPassword is the password for the Redis Up starts.
 	RedisPassword string
 	// DockerSocket is the host's Docker socket, handed to controller
@@ -243,7 +247,7 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 	p.Orchestrator = hardened(containerSpec{
 		Name: orchestratorContainer(spec.Name), Component: ComponentOrchestrator, Image: image,
 		Env:    append(withRedisURL(append([]string{}, daemonEnv...), componentURL[ComponentOrchestrator]), "SETT_HTTP_ADDR=:8080"),
-		User:   in.User,
+		User:   cmp.Or(in.OrchestratorUser, in.User),
 		Mounts: append([]mount.Mount{configMount}, redisMounts...),
 		Port:   orchestratorPort, DropCaps: true,
 		Labels: common(ComponentOrchestrator, ""),

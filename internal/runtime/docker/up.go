@@ -47,10 +47,15 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 	if user == "" && spec.Config != nil {
 		user = spec.Config.Services.Containers.User
 	}
+	explicit := user != ""
 	if user == "" {
 		user = invokingUser()
 	}
 	if err := checkWorkspaceAccess(spec, user); err != nil {
+		return nil, err
+	}
+	orchUser, err := r.vaultOwnership(spec, user, explicit)
+	if err != nil {
 		return nil, err
 	}
 	internalRedis := spec.Config != nil && !spec.Config.Services.Redis.External()
@@ -60,7 +65,7 @@ func (r *Runtime) Up(ctx context.Context, spec runtime.UpSpec) (*instance.Record
 			return nil, err
 		}
 	}
-	in := planInput{OrchestratorImage: r.opts.OrchestratorImage, User: user, RedisPassword: pw.value, LookupEnvFunc: os.LookupEnv}
+	in := planInput{OrchestratorImage: r.opts.OrchestratorImage, User: user, OrchestratorUser: orchUser, RedisPassword: pw.value, LookupEnvFunc: os.LookupEnv}
 	if spec.Config != nil {
 		if ctl := spec.Config.ControllerAgents(); len(ctl) > 0 {
 			if in.DockerSocket, err = hostDockerSocket(cli.DaemonHost(), ctl); err != nil {

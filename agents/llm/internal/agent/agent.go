@@ -276,6 +276,10 @@ func (a *Agent) callFailure(err error) error {
 
 func (a *Agent) newProvider(now func() time.Time) provider.Provider {
 	c := a.Config
+	if c.Provider == ProviderFake {
+		return provider.NewOpenAI(provider.OpenAIConfig{BaseURL: fakeBaseURL, JSONMode: c.JSONMode,
+			HTTPClient: fakeClient(), NowFunc: now, LogFunc: a.logf})
+	}
 	if c.Provider == ProviderAnthropic {
 		return provider.NewAnthropic(provider.AnthropicConfig{BaseURL: c.AnthropicBaseURL, APIKey: c.AnthropicKey,
 			HTTPClient: a.HTTPClient, NowFunc: now})

@@ -39,6 +39,10 @@ const (
 const (
 	ProviderOpenAI    = "openai"
 	ProviderAnthropic = "anthropic"
+	// ProviderFake answers from Sett's bundled fake model (internal/fakellm's
+	// demo script) inside this process: no server, no key, canned answers.
+	// `sett init --vault` writes it when no model is configured.
+	ProviderFake = "fake"
 )
 
 // DefaultTimeout bounds a call, retries included, when neither --timeout
@@ -105,7 +109,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.StringVar(&c.TemplateDir, "template-dir", env(EnvTemplateDir), "directory whose <role>.tmpl and _common.tmpl override the shipped ones ("+EnvTemplateDir+")")
 	fs.StringVar(&c.ArtefactType, "artefact-type", env(EnvArtefactType), "artefact type of the answers; default: the role's (Plan, Review, Document, Learning, Summary) ("+EnvArtefactType+")")
 	fs.StringVar(&format, "format", env(EnvFormat), "answer format: text|verdict|learning|json; default: the role's ("+EnvFormat+")")
-	fs.StringVar(&c.Provider, "provider", env(EnvProvider), "openai (any OpenAI-compatible server) or anthropic; default: anthropic when only ANTHROPIC_* is set, else openai ("+EnvProvider+")")
+	fs.StringVar(&c.Provider, "provider", env(EnvProvider), "openai (any OpenAI-compatible server), anthropic, or fake (the bundled fake model, in process); default: anthropic when only ANTHROPIC_* is set, else openai ("+EnvProvider+")")
 	fs.StringVar(&c.Model, "model", env(EnvModel), "model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5 ("+EnvModel+")")
 	fs.StringVar(&maxTokens, "max-tokens", env(EnvMaxTokens), "bound on each answer in tokens; default: the provider's (Anthropic: 4096) ("+EnvMaxTokens+")")
 	fs.StringVar(&temperature, "temperature", env(EnvTemperature), "sampling temperature; default: the provider's ("+EnvTemperature+")")
@@ -137,8 +141,11 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			c.Provider = ProviderAnthropic
 		}
 	}
-	if c.Provider != ProviderOpenAI && c.Provider != ProviderAnthropic {
-		return Config{}, bad("provider", EnvProvider, "%q is not a provider: use openai (also for Ollama, vLLM, llama.cpp, LM Studio: set OPENAI_BASE_URL) or anthropic", c.Provider)
+	if c.Provider != ProviderOpenAI && c.Provider != ProviderAnthropic && c.Provider != ProviderFake {
+		return Config{}, bad("provider", EnvProvider, "%q is not a provider: use openai (also for Ollama, vLLM, llama.cpp, LM Studio: set OPENAI_BASE_URL), anthropic, or fake (Sett's bundled fake model)", c.Provider)
+	}
+	if c.Provider == ProviderFake && c.Model == "" {
+		c.Model = "sett-fake"
 	}
 	if c.Model == "" {
 		return Config{}, bad("model", EnvModel, "not set: name the model to call, e.g. gpt-4o-mini, llama3.1 or claude-sonnet-4-5")
@@ -216,7 +223,7 @@ func (c Config) key() string {
 // checkKey reports a missing key: the public APIs need one; a server given
 // by its base URL (Ollama, vLLM, a proxy) may not.
 func (c Config) checkKey() error {
-	if c.key() != "" || c.baseURL() != "" {
+	if c.Provider == ProviderFake || c.key() != "" || c.baseURL() != "" {
 		return nil
 	}
 	if c.Provider == ProviderAnthropic {
