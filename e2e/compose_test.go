@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 	orchestratorImage := "sett-orchestrator:e2e-" + strings.ToLower(instanceName(t))
 	buildWith(t, h, orchestratorImage, "FROM sett-orchestrator:local\nCOPY sett-orchestrator /usr/local/bin/sett-orchestrator\n",
 		bin.Dir, "sett-orchestrator")
+	// The console service's image with the sett of this tree.
+	consoleImage := "sett-console:e2e-" + strings.ToLower(instanceName(t))
+	buildWith(t, h, consoleImage, "FROM sett-console:local\nCOPY sett /usr/local/bin/sett\n", bin.Dir, "sett")
 	state := t.TempDir() // no instance records: the stack is found from .env alone
 	run := func(timeout time.Duration, name string, args ...string) (string, error) {
 		t.Helper()
@@ -50,7 +54,8 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "NO_COLOR=1", "SETT_ORCHESTRATOR_IMAGE="+orchestratorImage)
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "NO_COLOR=1", "SETT_ORCHESTRATOR_IMAGE="+orchestratorImage,
+			"SETT_CONSOLE_IMAGE="+consoleImage)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -76,12 +81,19 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 		if t.Failed() {
 			run(time.Minute, "docker-compose", "logs", "--no-color", "--tail", "40")
 		}
-		if _, err := run(3*time.Minute, "docker-compose", "down", "-v", "--timeout", "10"); err != nil {
+		if _, err := run(3*time.Minute, "docker-compose", "--profile", "console", "down", "-v", "--timeout", "10"); err != nil {
 			t.Errorf("docker-compose down -v: %v", err)
 		}
 	})
 	if _, err := run(5*time.Minute, "docker-compose", "up", "-d"); err != nil {
 		t.Fatalf("docker-compose up -d: %v", err)
+	}
+	// The console is a service of its own profile, off by default.
+	if out, _ := run(time.Minute, "docker-compose", "ps"); strings.Contains(out, "_console_1") {
+		t.Fatal("the console started without its profile")
+	}
+	if _, err := run(5*time.Minute, "docker-compose", "--profile", "console", "up", "-d", "console"); err != nil {
+		t.Fatalf("docker-compose --profile console up -d console: %v", err)
 	}
 
 	// Every service has a healthcheck, and every one turns healthy.
@@ -101,11 +113,11 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 				healthy++
 			}
 		}
-		if rows == 6 && healthy == rows {
+		if rows == 7 && healthy == rows {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 3 minutes %d of %d services are healthy (want redis, the orchestrator and 4 agents):\n%s", healthy, rows, out)
+			t.Fatalf("after 3 minutes %d of %d services are healthy (want redis, the orchestrator, 4 agents and the console):\n%s", healthy, rows, out)
 		}
 		time.Sleep(time.Second) // polling the containers' health, with the deadline above
 	}
@@ -121,6 +133,36 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 	}
 	if out, err := run(time.Minute, bin.Sett, "redis-cli", "PING"); err != nil || strings.TrimSpace(out) != "PONG" {
 		t.Errorf("sett redis-cli PING from the compose directory: %q, %v", out, err)
+	}
+
+	// The console answers on its port with the token of .env, and not
+	// without it.
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(env), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(k, "#") {
+			vars[k] = v
+		}
+	}
+	url := "http://127.0.0.1:" + vars["SETT_CONSOLE_PORT"] + "/"
+	for _, c := range []struct {
+		token string
+		want  int
+	}{{vars["SETT_UI_TOKEN"], http.StatusOK}, {"", http.StatusUnauthorized}} {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("console: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("console %s (token given: %v): %s, want %d", url, c.token != "", resp.Status, c.want)
+		}
 	}
 }
 

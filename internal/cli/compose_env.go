@@ -137,8 +137,8 @@ func composeProjectName(dir string) string {
 
 // composeEnvSettings is what .env holds.
 type composeEnvSettings struct {
-	Project, Instance, Password, Workspace, ConfigFile string
-	Port, UID, GID                                     int
+	Project, Instance, Password, Workspace, ConfigFile, UIToken string
+	Port, ConsolePort, UID, GID                                 int
 }
 
 // renderComposeEnv is the text of .env.
@@ -164,7 +164,11 @@ SETT_CONFIG_FILE=%s
 # The user the daemons and agents run as (yours; 65532 instead of root).
 SETT_UID=%d
 SETT_GID=%d
-`, s.Project, s.Instance, s.Password, s.Port, s.Workspace, s.ConfigFile, s.UID, s.GID)
+# The optional web console (docker-compose --profile console up -d):
+# http://127.0.0.1:<SETT_CONSOLE_PORT>/?token=<SETT_UI_TOKEN>
+SETT_CONSOLE_PORT=%d
+SETT_UI_TOKEN=%s
+`, s.Project, s.Instance, s.Password, s.Port, s.Workspace, s.ConfigFile, s.UID, s.GID, s.ConsolePort, s.UIToken)
 }
 
 // composeUser is the user the stack runs as: the caller's, or 65532 (the
@@ -176,10 +180,10 @@ func composeUser(uid, gid int) (int, int) {
 	return uid, gid
 }
 
-// freeRedisPort returns a loopback port nothing listens on: the first
-// free one from 6380 (next to Redis's own 6379), else one the kernel picks.
-func freeRedisPort() (int, error) {
-	for p := 6380; p < 6480; p++ {
+// freePort returns a loopback port nothing listens on: the first free one
+// of the hundred from first, else one the kernel picks.
+func freePort(first int) (int, error) {
+	for p := first; p < first+100; p++ {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err == nil {
 			l.Close()
@@ -188,7 +192,7 @@ func freeRedisPort() (int, error) {
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("find a free port for Redis: %w", err)
+		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -211,11 +215,13 @@ func initCompose(out io.Writer, dir, workspace string, force bool) error {
 	}
 	password := parseDotEnv(old)["SETT_REDIS_PASSWORD"]
 	if password == "" {
-		b := make([]byte, 24)
-		if _, err := rand.Read(b); err != nil {
+		if password, err = randomHex(24); err != nil {
 			return err
 		}
-		password = hex.EncodeToString(b)
+	}
+	token, err := randomHex(24)
+	if err != nil {
+		return err
 	}
 	if workspace == "" {
 		workspace = filepath.Join(dir, composeWorkspaceDir)
@@ -236,12 +242,16 @@ func initCompose(out io.Writer, dir, workspace string, force bool) error {
 			return fmt.Errorf("hand the workspace to uid %d: %w", uid, err)
 		}
 	}
-	port, err := freeRedisPort()
+	port, err := freePort(6380) // next to Redis's own 6379
+	if err != nil {
+		return err
+	}
+	consolePort, err := freePort(7070) // sett ui's default
 	if err != nil {
 		return err
 	}
 	text := renderComposeEnv(composeEnvSettings{Project: composeProjectName(dir), Instance: composeInstance, Password: password,
-		Workspace: workspace, ConfigFile: "./sett.yml.example", Port: port, UID: uid, GID: gid})
+		Workspace: workspace, ConfigFile: "./sett.yml.example", Port: port, UID: uid, GID: gid, ConsolePort: consolePort, UIToken: token})
 	tmp := envPath + ".tmp"
 	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
 		return err
@@ -259,6 +269,17 @@ Next, in %s:
   sett status                finds the stack from this directory
   sett forage --goal "Describe what you want done" --wait
   docker-compose down        stops it (the Redis volume stays; -v deletes it)
-`, envPath, composeProjectName(dir), port, workspace, dir)
+The web console is optional: docker-compose --profile console up -d, then
+  http://127.0.0.1:%d/?token=<SETT_UI_TOKEN in .env>
+`, envPath, composeProjectName(dir), port, workspace, dir, consolePort)
 	return nil
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
