@@ -180,7 +180,7 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	hashTag := rec != nil && rec.HashTag
 	bb, err := blackboard.Dial(ctx, url, blackboard.Options{Instance: name, HashTag: hashTag, OpTimeout: a.opTimeout})
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? try `sett status` or `sett up`)", name, err)
+		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? %s)", name, err, restartHint(rec, name))
 	}
 	return bb, rec, nil
 }
