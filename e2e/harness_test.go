@@ -29,6 +29,7 @@ import (
 // Images the tests run; `make images` builds them.
 var requiredImages = []string{
 	"sett-orchestrator:local",
+	"sett-console:local", // the compose stack's console (compose_test.go)
 	"sett-cub:local",
 	"sett-example-writer:local",
 	"sett-example-reviewer:local",

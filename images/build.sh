@@ -3,6 +3,7 @@
 # scratch (or from sett-cub:local) and holds static binaries.
 #
 #   sett-orchestrator:local        the orchestrator on scratch
+#   sett-console:local             the sett CLI on scratch, serving `sett ui` (compose profile "console")
 #   sett-cub:local                 the cub + the worker launcher (sett-worker, for agents in
 #                                  mode: controller) + a static busybox shell: base of agent images
 #   sett-example-writer:local      sett-cub:local + agents/writer
@@ -152,6 +153,16 @@ build_orchestrator() {
 	build_image sett-orchestrator:local "$ctx"
 }
 
+build_console() {
+	local ctx=$TMP/console
+	mkdir -p "$ctx/rootfs/tmp"
+	chmod 1777 "$ctx/rootfs/tmp"
+	etc_files "$ctx/rootfs"
+	cp "$(binary sett ./cmd/sett)" "$ctx/sett"
+	cp "$ROOT/images/console/Dockerfile" "$ctx/Dockerfile"
+	build_image sett-console:local "$ctx"
+}
+
 build_cub() {
 	local ctx=$TMP/cub bb
 	mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/usr/bin" "$ctx/rootfs/workspace" "$ctx/rootfs/etc/sett" "$ctx/rootfs/tmp"
@@ -293,17 +304,18 @@ build_redis() {
 }
 
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(orchestrator cub agents llm fakellm coder redis)
+[[ ${#targets[@]} -gt 0 ]] || targets=(orchestrator console cub agents llm fakellm coder redis)
 for t in "${targets[@]}"; do
 	case $t in
 	orchestrator) build_orchestrator ;;
+	console) build_console ;;
 	cub) build_cub ;;
 	agents) build_agents ;;
 	llm) build_llm ;;
 	fakellm) build_fakellm ;;
 	coder) build_coder ;;
 	redis) build_redis ;;
-	*) die "unknown image set $t (orchestrator, cub, agents, llm, fakellm, coder, redis)" ;;
+	*) die "unknown image set $t (orchestrator, console, cub, agents, llm, fakellm, coder, redis)" ;;
 	esac
 done
 # A rebuilt base leaves its predecessor untagged once the images on it are

@@ -13,6 +13,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == daemon.HealthcheckArg {
+		os.Exit(daemon.HealthcheckMain(os.Stderr, ":8080")) // the compose stack's healthcheck
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := orchestratord.Run(ctx, os.Args[1:], os.Stderr)

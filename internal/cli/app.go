@@ -123,6 +123,21 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	if url == "" || name == "" {
 		rec, findErr = instance.Find(a.Workspace(), name)
 	}
+	if url == "" && findErr != nil && isNoInstance(findErr) {
+		// No instance record here: a compose stack's .env may name one.
+		st, ok, err := composeStackIn(a.Dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok && (name == "" || name == st.Instance) {
+			a.dialled = st.Where()
+			bb, err := blackboard.Dial(ctx, st.RedisURL(), blackboard.Options{Instance: st.Instance, OpTimeout: a.opTimeout})
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot reach the Redis of the %s: %w (is the stack up? `docker-compose ps` in %s)", st.Where(), err, st.Dir)
+			}
+			return bb, nil, nil
+		}
+	}
 	if url == "" {
 		// The record's workspace holds the sett.yml the instance was
 		// started with; without a record, the one here may still name
@@ -165,7 +180,7 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	hashTag := rec != nil && rec.HashTag
 	bb, err := blackboard.Dial(ctx, url, blackboard.Options{Instance: name, HashTag: hashTag, OpTimeout: a.opTimeout})
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? try `sett status` or `sett up`)", name, err)
+		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? %s)", name, err, restartHint(rec, name))
 	}
 	return bb, rec, nil
 }

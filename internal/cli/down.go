@@ -60,7 +60,15 @@ func runDown(cmd *cobra.Command, app *App, purge bool) error {
 		// The record stays, so that `sett down` can be run again.
 		return fmt.Errorf("stop instance %s: %w", rec.Name, err)
 	}
-	if err := instance.Remove(rec.Workspace, rec.Name); err != nil {
+	// Stopped, the instance keeps its identity (name, workspace,
+	// runtime): `sett list` shows it, `sett up` starts it again on the
+	// same runtime. Purged, it is forgotten.
+	if purge {
+		err = instance.Remove(rec.Workspace, rec.Name)
+	} else {
+		err = instance.MarkStopped(rec.Workspace, rec.Name, app.now())
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Stopped instance %s (%s runtime).\n", rec.Name, rec.Runtime)
@@ -74,9 +82,9 @@ func runDown(cmd *cobra.Command, app *App, purge bool) error {
 		fmt.Fprintln(out, "Deleted its Redis data.")
 	case rec.StateDir != "":
 		fmt.Fprintf(out, "Kept its Redis data, password and logs in %s:\n", rec.StateDir)
-		fmt.Fprintf(out, "`sett up --name %s` continues with every artefact; `sett down --name %s --purge` deletes them.\n", rec.Name, rec.Name)
+		fmt.Fprintf(out, "`sett up --name %s --runtime %s` continues with every artefact; `sett down --name %s --purge` deletes them.\n", rec.Name, rec.Runtime, rec.Name)
 	default:
-		fmt.Fprintf(out, "Kept its Redis data: `sett up --name %s` continues with every artefact; `sett down --name %s --purge` deletes them.\n", rec.Name, rec.Name)
+		fmt.Fprintf(out, "Kept its Redis data: `sett up --name %s --runtime %s` continues with every artefact; `sett down --name %s --purge` deletes them.\n", rec.Name, rec.Runtime, rec.Name)
 	}
 	return nil
 }
@@ -96,6 +104,12 @@ func downWithoutRecord(cmd *cobra.Command, app *App, ws string, purge bool, notF
 	name, err := resolveInstanceName(app.name, app.env("SETT_INSTANCE"), fileInstance, ws)
 	if err != nil {
 		return err
+	}
+	if app.InstanceName() == "" && fileInstance == "" {
+		// The workspace's only remembered instance, as `sett up` reuses it.
+		if recs, err := instance.InWorkspace(ws); err == nil && len(recs) == 1 {
+			name = recs[0].Name
+		}
 	}
 	out := cmd.OutOrStdout()
 	found := false
@@ -117,8 +131,27 @@ func downWithoutRecord(cmd *cobra.Command, app *App, ws string, purge bool, notF
 			fmt.Fprintf(out, "Deleted the data kept for instance %s (%s runtime) in %s.\n", name, rtName, filepath.Clean(ws))
 		}
 	}
-	if !found {
-		return explainNoInstance(cmd.Context(), app, notFound)
+	// A record `sett down` kept: purged, it is forgotten; otherwise the
+	// instance is already stopped.
+	stopped, lerr := instance.Load(ws, name)
+	if lerr != nil || !stopped.Stopped() {
+		stopped = nil
 	}
-	return nil
+	switch {
+	case stopped != nil && purge:
+		if err := instance.Remove(ws, name); err != nil {
+			return err
+		}
+		if !found {
+			fmt.Fprintf(out, "Forgot instance %s (%s runtime), which was stopped.\n", name, stopped.Runtime)
+		}
+		return nil
+	case found:
+		return nil
+	case stopped != nil:
+		fmt.Fprintf(out, "Instance %s (%s runtime) is already stopped; its data is kept: `sett up --name %s --runtime %s` starts it again, `sett down --name %s --purge` deletes it.\n",
+			name, stopped.Runtime, name, stopped.Runtime, name)
+		return nil
+	}
+	return explainNoInstance(cmd.Context(), app, notFound)
 }

@@ -19,7 +19,7 @@ func TestDownStopsThroughTheRecordsRuntimeAndForgetsIt(t *testing.T) {
 	}{
 		{"keeps data by default", []string{"down"}, false, "/ws/.sett/local/demo", "Kept its Redis data, password and logs in /ws/.sett/local/demo"},
 		{"purge deletes it", []string{"down", "--purge"}, true, "/ws/.sett/local/demo", "Deleted its data"},
-		{"a runtime without a state directory", []string{"down"}, false, "", "Kept its Redis data: `sett up --name demo`"},
+		{"a runtime without a state directory", []string{"down"}, false, "", "Kept its Redis data: `sett up --name demo --runtime local`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,8 +40,14 @@ func TestDownStopsThroughTheRecordsRuntimeAndForgetsIt(t *testing.T) {
 			if !strings.Contains(out, tt.want) {
 				t.Errorf("output lacks %q:\n%s", tt.want, out)
 			}
-			if _, err := instance.Load(ws, "demo"); !errors.Is(err, instance.ErrNoInstance) {
-				t.Errorf("record after down: %v", err)
+			// Stopped, the instance is remembered (with its runtime);
+			// purged, it is forgotten.
+			rec, err = instance.Load(ws, "demo")
+			switch {
+			case tt.purge && !errors.Is(err, instance.ErrNoInstance):
+				t.Errorf("record after down --purge: %+v, %v", rec, err)
+			case !tt.purge && (err != nil || !rec.Stopped() || rec.Runtime != "local"):
+				t.Errorf("record after down: %+v, %v; want it kept as a stopped local instance", rec, err)
 			}
 		})
 	}

@@ -14,6 +14,8 @@ func newInitCommand(app *App) *cobra.Command {
 	var force bool
 	var vaultPath string
 	var template string
+	var compose bool
+	var composeWorkspace string
 	cmd := &cobra.Command{
 		Use:   "init [--template default|coding] [--vault PATH] [--force]",
 		Short: "Create sett.yml and an example agent in the current directory",
@@ -33,9 +35,21 @@ approval of the plan → reviewer (LLM) → coder (Claude Code, on the branch
 sett/<workflow>) → reviewer (LLM), with a learner that turns your rejections
 into learnings; fill in the provider settings in sett.yml before 'sett up'.
 
+--compose writes, instead, the .env of the Docker Compose stack in the
+directory of docker-compose.yml (the root of the Sett repository): a unique
+project name, a generated Redis password, a free Redis port and an explicit
+workspace (./workspace, or --workspace). 'docker-compose up' reads it, and the
+sett commands run in that directory find the stack from it.
+
 Existing files are never overwritten unless --force is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if compose {
+				return initCompose(cmd.OutOrStdout(), app.Dir, composeWorkspace, force)
+			}
+			if composeWorkspace != "" {
+				return usageError("--workspace is for --compose")
+			}
 			written, err := scaffold.WriteTemplate(app.Dir, template, force)
 			if errors.Is(err, scaffold.ErrUnknownTemplate) {
 				return usageError("--template: %v", err)
@@ -105,6 +119,8 @@ Write your own agent: see agents/hello/README.md.
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	cmd.Flags().BoolVar(&compose, "compose", false, "write .env for docker-compose.yml here instead (project name, Redis password and port, workspace)")
+	cmd.Flags().StringVar(&composeWorkspace, "workspace", "", "with --compose: the directory the agents mount at /workspace (default ./workspace)")
 	cmd.Flags().StringVar(&vaultPath, "vault", "", "also create a vault at this path and set vault.path in a new sett.yml")
 	cmd.Flags().StringVar(&template, "template", scaffold.TemplateDefault, "what to scaffold: default (writer and reviewer) or coding (planner, reviewer, coder, learner)")
 	return cmd

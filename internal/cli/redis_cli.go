@@ -129,6 +129,16 @@ func redisCLITargetOf(app *App) (redisCLITarget, error) {
 			return redisCLITargetOfConfig(r, recURL)
 		}
 	}
+	if findErr != nil && isNoInstance(findErr) {
+		// No instance record here: a compose stack's .env may name one.
+		st, ok, err := composeStackIn(app.Dir)
+		if err != nil {
+			return redisCLITarget{}, err
+		}
+		if name := app.InstanceName(); ok && (name == "" || name == st.Instance) {
+			return redisCLITargetFromURL(st.RedisURL())
+		}
+	}
 	if findErr != nil {
 		if cfgErr != nil && !errors.Is(cfgErr, fs.ErrNotExist) {
 			return redisCLITarget{}, fmt.Errorf("%w; and %s cannot be read: %v", findErr, configPathIn(ws), cfgErr)

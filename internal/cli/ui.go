@@ -26,6 +26,7 @@ type uiOptions struct {
 	basePath    string
 	trustHeader string
 	by          string
+	healthcheck bool
 }
 
 func newUICmd(app *App) *cobra.Command {
@@ -60,11 +61,15 @@ proxy).`,
 	f.StringVar(&o.basePath, "base-path", "", "serve under this sub-path of a reverse proxy, e.g. /sett")
 	f.StringVar(&o.trustHeader, "trusted-user-header", "", "header an authenticating proxy sets to the user name, recorded as who decided (off by default)")
 	f.StringVar(&o.by, "by", "", "who decides when no trusted header names someone (default: $USER)")
+	f.BoolVar(&o.healthcheck, "healthcheck", false, "check that a console serves on --listen instead of serving one (a container healthcheck): exit 0 when it answers")
 	return cmd
 }
 
 func runUI(cmd *cobra.Command, app *App, o uiOptions) error {
 	ctx := cmd.Context()
+	if o.healthcheck {
+		return uiHealthcheck(ctx, o.listen, o.basePath)
+	}
 	token := o.token
 	if token == "" {
 		token = app.env("SETT_UI_TOKEN")

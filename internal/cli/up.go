@@ -94,9 +94,24 @@ func runUp(cmd *cobra.Command, app *App, runtimeName, configFlag string, force b
 	if err != nil {
 		return err
 	}
+	// One identity per instance: reuse the name and runtime this
+	// workspace remembers; refuse a second runtime for the same name.
+	req := upIdentityRequest{Workspace: ws, Derived: name, Runtime: runtimeName,
+		RuntimeExplicit: cmd.Flags().Changed("runtime"), Force: force}
+	if app.name != "" || app.env("SETT_INSTANCE") != "" || fileInstance != "" {
+		req.Name = name
+	}
+	id, err := decideUpIdentity(req, knownInstances(cmd.Context(), app, ws))
+	if err != nil {
+		return err
+	}
+	name, runtimeName = id.Name, id.Runtime
 	cfg.Instance = name
 	for _, w := range warnings {
 		fmt.Fprintln(errOut, "warning:", termsafe.String(w))
+	}
+	if id.Warning != "" {
+		fmt.Fprintln(errOut, "warning:", id.Warning)
 	}
 	rt, err := app.runtimeFor(runtimeName)
 	if err != nil {
@@ -210,6 +225,9 @@ func resolveInstanceName(flag, env, file, workspace string) (string, error) {
 // printUpSummary says what runs and what to do next.
 func printUpSummary(cmd *cobra.Command, rec *instance.Record, cfg *config.Config) {
 	out := cmd.OutOrStdout()
+	// The hints name the instance when the workspace remembers another
+	// (running or stopped): a bare command finds only a workspace's only
+	// running instance.
 	flag := ""
 	if recs, err := instance.InWorkspace(rec.Workspace); err == nil && len(recs) > 1 {
 		flag = " --name " + rec.Name

@@ -8,4 +8,9 @@
 // instance name and a hash of the workspace. Records that earlier versions
 // kept in <workspace>/.sett/instances are still read, and MigrateLegacy
 // moves them out.
+//
+// An instance is a name and a workspace: its record stays after `sett
+// down`, marked stopped (MarkStopped), so that the instance keeps its
+// runtime and `sett list` and `sett up` know it; `sett down --purge`
+// removes it. Find returns running instances only.
 package instance

@@ -60,6 +60,29 @@ type Record struct {
 	// Isolation says how the local runtime isolates tools, in one line
 	// for `sett status` ("" for other runtimes).
 	Isolation string `json:"isolation,omitempty"`
+	// StoppedAt is when `sett down` stopped the instance and kept its
+	// data: the record stays, so that the instance keeps its identity
+	// (name, workspace, runtime) while stopped; nil while it runs.
+	// Find skips stopped records; `sett up` reuses them; `sett down
+	// --purge` removes them.
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
+}
+
+// Stopped reports whether `sett down` stopped the instance (its data kept).
+func (r *Record) Stopped() bool { return r != nil && r.StoppedAt != nil }
+
+// MarkStopped keeps the record of the instance name of workspace as
+// stopped at t (see Record.StoppedAt). A missing record is fine: there is
+// nothing to remember.
+func MarkStopped(workspace, name string, t time.Time) error {
+	r, ok, err := readRecord(recordPath(workspace, name))
+	if err != nil || !ok {
+		return err
+	}
+	t = t.UTC()
+	r.StoppedAt = &t
+	r.SupervisorPID = 0
+	return writeJSON(recordPath(workspace, name), r)
 }
 
 // SettDir is the workspace's legacy private directory. Earlier versions
@@ -354,28 +377,39 @@ func FindWorkspace(dir string) string {
 	}
 }
 
-// Find returns the instance a command means: the named one, or else the
-// only one of the workspace. Errors wrap ErrNoInstance, and say what to do
-// when the choice is ambiguous.
+// Find returns the running instance a command means: the named one, or
+// else the only one of the workspace. Stopped records (Record.Stopped) are
+// not found: a command about a stopped instance gets ErrNoInstance, which
+// the CLI explains with the command that starts it again. Errors wrap
+// ErrNoInstance, and say what to do when the choice is ambiguous.
 func Find(workspace, name string) (*Record, error) {
 	if name != "" {
 		r, err := Load(workspace, name)
-		if err == nil {
+		if err == nil && !r.Stopped() {
 			return r, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("%w (instance %q in %s is stopped)", ErrNoInstance, name, workspace)
 		}
 		all, aerr := All()
 		if aerr == nil {
 			for _, r := range all {
-				if r.Name == name {
+				if r.Name == name && !r.Stopped() {
 					return r, nil
 				}
 			}
 		}
 		return nil, err
 	}
-	recs, err := InWorkspace(workspace)
+	all, err := InWorkspace(workspace)
 	if err != nil {
 		return nil, err
+	}
+	var recs []*Record
+	for _, r := range all {
+		if !r.Stopped() {
+			recs = append(recs, r)
+		}
 	}
 	switch len(recs) {
 	case 0:

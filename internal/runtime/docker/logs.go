@@ -43,7 +43,7 @@ func (r *Runtime) Logs(ctx context.Context, rec *instance.Record, component stri
 	if id == "" {
 		sort.Strings(names)
 		if len(names) == 0 {
-			return fmt.Errorf("%w: instance %s has no containers (is it running? try `sett up`)", ErrUnknownComponent, rec.Name)
+			return fmt.Errorf("%w: instance %s has no containers (is it running? try `sett up --name %s --runtime docker`)", ErrUnknownComponent, rec.Name, rec.Name)
 		}
 		return fmt.Errorf("%w: instance %s has no component %q (it has: %s)", ErrUnknownComponent, rec.Name, component, strings.Join(names, ", "))
 	}

@@ -81,24 +81,39 @@ func TestCLIUpListLogsDown(t *testing.T) {
 	if !strings.Contains(out, "Kept its Redis data") || !strings.Contains(out, rec.StateDir) {
 		t.Errorf("sett down does not say what it kept:\n%s", out)
 	}
-	if _, err := instance.Load(spec.Workspace, spec.Name); !errors.Is(err, instance.ErrNoInstance) {
-		t.Errorf("record after sett down: %v, want none", err)
+	// Stopped, the instance keeps its identity: its record stays, marked
+	// stopped, and `sett list` shows it.
+	if kept, err := instance.Load(spec.Workspace, spec.Name); err != nil || !kept.Stopped() || kept.Runtime != "local" {
+		t.Errorf("record after sett down: %+v, %v, want it kept as stopped", kept, err)
 	}
 	if pids := processesOf(t, rec.StateDir, spec.Name); len(pids) > 0 {
 		t.Errorf("processes %v still run after sett down", pids)
 	}
 	out, _, err = run("list", "-o", "json")
-	if err != nil || strings.Contains(out, `"`+spec.Name+`"`) {
-		t.Errorf("sett list after down: %v\n%s", err, out)
+	listings = nil
+	if err := json.Unmarshal([]byte(out), &listings); err != nil {
+		t.Fatalf("sett list -o json after down: %v\n%s", err, out)
+	}
+	var stopped *runtime.Listing
+	for i := range listings {
+		if listings[i].Name == spec.Name {
+			stopped = &listings[i]
+		}
+	}
+	if stopped == nil || stopped.Status != local.StatusStopped || stopped.Runtime != "local" {
+		t.Errorf("sett list after down: %v, %+v, want %s stopped", err, stopped, spec.Name)
 	}
 
-	// With the record gone, --purge still finds the kept data by name.
+	// --purge deletes the kept data and forgets the instance.
 	out, _, err = run("down", "--purge", "--name", spec.Name)
 	if err != nil || !strings.Contains(out, "Deleted the data kept for instance "+spec.Name) {
 		t.Errorf("sett down --purge after down: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(rec.StateDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state directory after purge: %v", err)
+	}
+	if _, err := instance.Load(spec.Workspace, spec.Name); !errors.Is(err, instance.ErrNoInstance) {
+		t.Errorf("record after sett down --purge: %v, want none", err)
 	}
 }
 

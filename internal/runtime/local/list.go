@@ -21,7 +21,7 @@ const (
 )
 
 // List returns every local instance in the user-level index
-// (instance.All), each with its status: running when the supervisor is
+// (instance.All), those `sett down` stopped included, each with its status: running when the supervisor is
 // alive and every component is healthy, stopped when neither the
 // supervisor nor any component answers, degraded otherwise (a component
 // is down or restarting, or components outlived their supervisor). The
@@ -44,6 +44,15 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.Listing, error) {
 func inspect(ctx context.Context, rec *instance.Record) runtime.Listing {
 	l := runtime.Listing{Name: rec.Name, Runtime: instance.RuntimeLocal, Workspace: rec.Workspace,
 		Components: map[string]string{}}
+	if rec.Stopped() {
+		// `sett down` stopped it and kept its data: nothing to probe (its
+		// old ports may serve something else by now).
+		for name := range rec.Components {
+			l.Components[name] = ComponentStopped
+		}
+		l.Status = StatusStopped
+		return l
+	}
 	sd := recordStateDir(rec)
 	pid := rec.SupervisorPID
 	st, _ := ReadStatus(sd.statusFile())
