@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,13 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	}})
 	inst = s.Instance
 	pw = aclUsers(t, inst, agents)
+	// No command of the run was refused: the narrowed users hold what
+	// the pipeline needs.
+	t.Cleanup(func() {
+		if denials := aclDenials(t, inst); len(denials) > 0 {
+			t.Errorf("the ACL refused %d commands during the run: %v", len(denials), denials)
+		}
+	})
 	s.Up(agents...)
 	wf := s.PostGoal("Add a /health endpoint")
 	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
@@ -165,4 +173,32 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	if _, err := bb.Pause(ctx, "reader", "should be refused", blackboard.ControlFromCLI); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("reader pausing the instance: %v, want NOPERM", err)
 	}
+}
+
+// aclDenials are the server's ACL LOG entries of the instance's users but
+// the reader (whose refusals the tests provoke), as
+// "user: reason object (context)".
+func aclDenials(t *testing.T, inst string) []string {
+	t.Helper()
+	entries, err := redistest.Raw(t).Do(context.Background(), "ACL", "LOG", "128").Slice()
+	if err != nil {
+		t.Fatalf("ACL LOG: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		m := map[string]string{}
+		if kv, ok := e.([]any); ok {
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+			}
+		} else if kv, ok := e.(map[any]any); ok {
+			for k, v := range kv {
+				m[fmt.Sprint(k)] = fmt.Sprint(v)
+			}
+		}
+		if strings.Contains(m["username"], "-"+inst+"-") && !strings.HasSuffix(m["username"], "-reader") {
+			out = append(out, m["username"]+": "+m["reason"]+" "+m["object"]+" ("+m["context"]+")")
+		}
+	}
+	return out
 }

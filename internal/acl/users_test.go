@@ -32,7 +32,7 @@ func TestUsersStayInTheirInstance(t *testing.T) {
 				t.Errorf("cub %s writes another agent's keys: %v", u.Agent, u.Rules)
 			}
 		}
-		want := []string{"sett-prod-orchestrator", "sett-prod-cub-coder", "sett-prod-cub-planner", "sett-prod-reader"}
+		want := []string{"sett-prod-orchestrator", "sett-prod-cub-coder", "sett-prod-cub-planner", "sett-prod-human", "sett-prod-reader"}
 		if !slices.Equal(names, want) {
 			t.Fatalf("users %v, want %v", names, want)
 		}

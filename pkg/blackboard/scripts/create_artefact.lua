@@ -121,21 +121,21 @@ end
 -- All checks passed: write.
 local ts = now_ms()
 local ts_s = tostring(ts)
-local fields = {'HSET', KEYS[1]}
+-- Field by field with HSETNX: the id was checked free above, so this
+-- writes every field, and cubs' and people's Redis users may hold HSETNX
+-- alone on artefacts: no user but the orchestrator's can change a field
+-- once written (internal/acl).
 local payload = ''
 local memory = ''
 for i = 2, #ARGV, 2 do
-  fields[#fields + 1] = ARGV[i]
-  fields[#fields + 1] = ARGV[i + 1]
+  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   if ARGV[i] == 'payload' then
     payload = ARGV[i + 1]
   elseif ARGV[i] == 'memory' then
     memory = ARGV[i + 1]
   end
 end
-fields[#fields + 1] = 'created_at_ms'
-fields[#fields + 1] = ts_s
-redis.call(unpack(fields))
+redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
 
 redis.call('ZADD', KEYS[2], version, req.id)
 redis.call('ZADD', KEYS[3], ts_s, req.id)

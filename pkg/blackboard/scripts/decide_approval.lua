@@ -22,6 +22,10 @@
 -- re-reads; the orchestrator applies the decision (the human Review
 -- artefact, the next status) from the stored fields, level-triggered.
 
+local denied = refuse_unless(KEYS[1], 'decide')
+if denied then
+  return denied
+end
 local req = cjson.decode(ARGV[1])
 local cur = redis.call('HMGET', KEYS[1], 'status', 'artefact_id', 'workflow_id', 'approval_decision',
   'approval_by', 'approval_expires_at_ms', 'rev')

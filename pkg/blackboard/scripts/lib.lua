@@ -294,3 +294,25 @@ local function ack_inbox(inbox, group, entry)
   redis.call('XACK', inbox, group, entry)
   redis.call('XDEL', inbox, entry)
 end
+
+-- refuse_unless is an error reply when the caller's Redis user lacks the
+-- privilege named cap, else nil. A privilege is write access (SET) to the
+-- key <prefix>privilege:<cap>, which nothing ever writes: the instance's
+-- ACL users (internal/acl) grant it to the roles that may do what the
+-- script does, so a cub's user cannot run a script that ends a workflow,
+-- leads, decides an approval or trims the event log, even with keys its
+-- user may write. The prefix is read from key, one of the script's KEYS
+-- (every one carries it). The default user, and any user of an instance
+-- without ACL users, may write every key and so holds every privilege.
+-- Redis before 7.0 has no redis.acl_check_cmd: there the ACL's key
+-- patterns alone guard.
+local function refuse_unless(key, cap)
+  if redis.acl_check_cmd == nil then
+    return nil
+  end
+  local prefix = string.match(key, '^sett:{[^}]*}:') or string.match(key, '^sett:[^:]*:')
+  if prefix ~= nil and redis.acl_check_cmd('SET', prefix .. 'privilege:' .. cap, '1') then
+    return nil
+  end
+  return redis.error_reply('NOPERM this Redis user lacks the Sett privilege ' .. cap .. ' (see docs/security.md)')
+end
