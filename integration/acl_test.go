@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,75 @@ func aclDenials(t *testing.T, inst string) []string {
 		}
 	}
 	return out
+}
+
+// terminalResult: the planner's Plan goes to the coder, whose result is
+// Terminal (it ends its chain: no claim), so it closes the workflow's
+// last open item.
+const terminalResult = `version: "1.0"
+orchestrator:
+  bid_timeout: 2s
+  lease_ttl: 3s
+agents:
+  planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
+  coder:
+    command:
+      - /bin/sh
+      - -c
+      - |
+        cat >/dev/null
+        echo '{"artefact_type":"CodeChange","structural_type":"Terminal","artefact_payload":"done","summary":"done"}'
+    bidding_strategy: exclusive
+    consumes: ["Plan"]
+`
+
+// TestLastResultWithRestrictedUsers: a claim's result that closes its
+// workflow's last open item (the coder's Terminal CodeChange) completes
+// the workflow. With a cub's user the result's script
+// may not end the workflow itself (no end_workflow privilege): it leaves
+// the end due and the orchestrator ends it. Nothing is refused by Redis on
+// the way (a refusal mid-script would leave the script's earlier writes).
+func TestLastResultWithRestrictedUsers(t *testing.T) {
+	t.Parallel()
+	agents := []string{"coder", "planner"}
+	var pw map[string]string
+	var inst string
+	s := stacktest.New(t, terminalResult, stacktest.Options{ProcEnvFunc: func(name string) []string {
+		user := acl.Name(inst, acl.RoleOrchestrator, "")
+		if agent, ok := strings.CutPrefix(name, "cub-"); ok {
+			user = acl.Name(inst, acl.RoleCub, agent)
+		}
+		return []string{"SETT_REDIS_USERNAME=" + user, "SETT_REDIS_PASSWORD=" + pw[user]}
+	}})
+	inst = s.Instance
+	pw = aclUsers(t, inst, agents)
+	t.Cleanup(func() {
+		if denials := aclDenials(t, inst); len(denials) > 0 {
+			t.Errorf("the ACL refused %d commands during the run: %v", len(denials), denials)
+		}
+	})
+	s.Up(agents...)
+	wf := s.PostGoal("Add a /health endpoint")
+	w := s.WaitWorkflow(wf, wait)
+	if w.Status != blackboard.WorkflowCompleted || !strings.HasPrefix(w.Outcome, "all work complete") {
+		t.Fatalf("workflow %s (%s), want completed: all work complete", w.Status, w.Outcome)
+	}
+	var ends int
+	for _, e := range s.Events(blackboard.EventWorkflowCompleted) {
+		if e.WorkflowID == wf {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d workflow_completed events, want 1", ends)
+	}
+	var byResult []string
+	for _, e := range s.Events(blackboard.EventClaimCompleted) {
+		if e.WorkflowID == wf {
+			byResult = append(byResult, e.Field("completed_by"))
+		}
+	}
+	if !slices.Contains(byResult, "result") {
+		t.Errorf("claims completed by %q: the test wants one completed by its result's script", byResult)
+	}
 }

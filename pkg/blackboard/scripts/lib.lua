@@ -295,8 +295,8 @@ local function ack_inbox(inbox, group, entry)
   redis.call('XDEL', inbox, entry)
 end
 
--- refuse_unless is an error reply when the caller's Redis user lacks the
--- privilege named cap, else nil. A privilege is write access (SET) to the
+-- may reports whether the caller's Redis user holds the privilege named
+-- cap; refuse_unless is an error reply when it does not, else nil. A privilege is write access (SET) to the
 -- key <prefix>privilege:<cap>, which nothing ever writes: the instance's
 -- ACL users (internal/acl) grant it to the roles that may do what the
 -- script does, so a cub's user cannot run a script that ends a workflow,
@@ -306,12 +306,16 @@ end
 -- without ACL users, may write every key and so holds every privilege.
 -- Redis before 7.0 has no redis.acl_check_cmd: there the ACL's key
 -- patterns alone guard.
-local function refuse_unless(key, cap)
+local function may(key, cap)
   if redis.acl_check_cmd == nil then
-    return nil
+    return true
   end
   local prefix = string.match(key, '^sett:{[^}]*}:') or string.match(key, '^sett:[^:]*:')
-  if prefix ~= nil and redis.acl_check_cmd('SET', prefix .. 'privilege:' .. cap, '1') then
+  return prefix ~= nil and redis.acl_check_cmd('SET', prefix .. 'privilege:' .. cap, '1')
+end
+
+local function refuse_unless(key, cap)
+  if may(key, cap) then
     return nil
   end
   return redis.error_reply('NOPERM this Redis user lacks the Sett privilege ' .. cap .. ' (see docs/security.md)')
