@@ -30,7 +30,7 @@ users, each with its rules (docs/security.md says what each may do):
   - human, for people's commands (forage, approve/reject, pause/resume,
     retry, cancel, sett ui's actions): cannot lead, trim the event log,
     or change a written artefact;
-  - reader, read-only: hoard, watch, status, a read-only sett ui, and
+  - reader, read-only: hoard, watch, the console's pages, and
     redis-cli diagnostics.
 No user can run FLUSHALL, CONFIG, KEYS, DEBUG or ACL. The rules use ACL
 selectors: Redis 7.0 or later.
@@ -70,7 +70,7 @@ secrets. The key prefix follows services.redis.hash_tag (on for a cluster).`,
 					acl.RoleOrchestrator: "the orchestrator",
 					acl.RoleCub:          "the cubs of agent " + u.Agent,
 					acl.RoleHuman:        "people's commands (forage, approve, pause, retry, cancel, sett ui)",
-					acl.RoleReader:       "sett hoard/watch/status and redis-cli (read-only)",
+					acl.RoleReader:       "sett hoard/watch, a read-only sett ui and redis-cli (read-only)",
 				}[u.Role]
 				fmt.Fprintf(out, "\n# %s: SETT_REDIS_USERNAME=%s SETT_REDIS_PASSWORD=%s\n%s\n", who, u.Name, pw, u.SetUser(pw))
 			}
