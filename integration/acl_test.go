@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,13 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	}})
 	inst = s.Instance
 	pw = aclUsers(t, inst, agents)
+	// No command of the run was refused: the narrowed users hold what
+	// the pipeline needs.
+	t.Cleanup(func() {
+		if denials := aclDenials(t, inst); len(denials) > 0 {
+			t.Errorf("the ACL refused %d commands during the run: %v", len(denials), denials)
+		}
+	})
 	s.Up(agents...)
 	wf := s.PostGoal("Add a /health endpoint")
 	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
@@ -164,5 +173,104 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	}
 	if _, err := bb.Pause(ctx, "reader", "should be refused", blackboard.ControlFromCLI); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("reader pausing the instance: %v, want NOPERM", err)
+	}
+}
+
+// aclDenials are the server's ACL LOG entries of the instance's users but
+// the reader (whose refusals the tests provoke), as
+// "user: reason object (context)".
+func aclDenials(t *testing.T, inst string) []string {
+	t.Helper()
+	entries, err := redistest.Raw(t).Do(context.Background(), "ACL", "LOG", "128").Slice()
+	if err != nil {
+		t.Fatalf("ACL LOG: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		m := map[string]string{}
+		if kv, ok := e.([]any); ok {
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+			}
+		} else if kv, ok := e.(map[any]any); ok {
+			for k, v := range kv {
+				m[fmt.Sprint(k)] = fmt.Sprint(v)
+			}
+		}
+		if strings.Contains(m["username"], "-"+inst+"-") && !strings.HasSuffix(m["username"], "-reader") {
+			out = append(out, m["username"]+": "+m["reason"]+" "+m["object"]+" ("+m["context"]+")")
+		}
+	}
+	return out
+}
+
+// terminalResult: the planner's Plan goes to the coder, whose result is
+// Terminal (it ends its chain: no claim), so it closes the workflow's
+// last open item.
+const terminalResult = `version: "1.0"
+orchestrator:
+  bid_timeout: 2s
+  lease_ttl: 3s
+agents:
+  planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
+  coder:
+    command:
+      - /bin/sh
+      - -c
+      - |
+        cat >/dev/null
+        echo '{"artefact_type":"CodeChange","structural_type":"Terminal","artefact_payload":"done","summary":"done"}'
+    bidding_strategy: exclusive
+    consumes: ["Plan"]
+`
+
+// TestLastResultWithRestrictedUsers: a claim's result that closes its
+// workflow's last open item (the coder's Terminal CodeChange) completes
+// the workflow. With a cub's user the result's script
+// may not end the workflow itself (no end_workflow privilege): it leaves
+// the end due and the orchestrator ends it. Nothing is refused by Redis on
+// the way (a refusal mid-script would leave the script's earlier writes).
+func TestLastResultWithRestrictedUsers(t *testing.T) {
+	t.Parallel()
+	agents := []string{"coder", "planner"}
+	var pw map[string]string
+	var inst string
+	s := stacktest.New(t, terminalResult, stacktest.Options{ProcEnvFunc: func(name string) []string {
+		user := acl.Name(inst, acl.RoleOrchestrator, "")
+		if agent, ok := strings.CutPrefix(name, "cub-"); ok {
+			user = acl.Name(inst, acl.RoleCub, agent)
+		}
+		return []string{"SETT_REDIS_USERNAME=" + user, "SETT_REDIS_PASSWORD=" + pw[user]}
+	}})
+	inst = s.Instance
+	pw = aclUsers(t, inst, agents)
+	t.Cleanup(func() {
+		if denials := aclDenials(t, inst); len(denials) > 0 {
+			t.Errorf("the ACL refused %d commands during the run: %v", len(denials), denials)
+		}
+	})
+	s.Up(agents...)
+	wf := s.PostGoal("Add a /health endpoint")
+	w := s.WaitWorkflow(wf, wait)
+	if w.Status != blackboard.WorkflowCompleted || !strings.HasPrefix(w.Outcome, "all work complete") {
+		t.Fatalf("workflow %s (%s), want completed: all work complete", w.Status, w.Outcome)
+	}
+	var ends int
+	for _, e := range s.Events(blackboard.EventWorkflowCompleted) {
+		if e.WorkflowID == wf {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d workflow_completed events, want 1", ends)
+	}
+	var byResult []string
+	for _, e := range s.Events(blackboard.EventClaimCompleted) {
+		if e.WorkflowID == wf {
+			byResult = append(byResult, e.Field("completed_by"))
+		}
+	}
+	if !slices.Contains(byResult, "result") {
+		t.Errorf("claims completed by %q: the test wants one completed by its result's script", byResult)
 	}
 }

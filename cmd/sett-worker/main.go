@@ -4,10 +4,13 @@
 //
 //	sett-worker --image IMAGE [flags] -- COMMAND [ARGS...]
 //	sett-worker sweep --label k=v [...] -- PROGRAM [ARGS...]
+//	sett-worker reap --container ID   (fd 3: the lease deadlines)
 //
 // The second form removes the workers that killed launchers left behind,
 // then execs PROGRAM (the Docker runtime starts controller containers with
-// it, the cub as PROGRAM).
+// it, the cub as PROGRAM). The third is the lease reaper a launcher starts
+// for each worker when the cub hands it the lease (SETT_LEASE_FD): it
+// removes the worker when the lease lapses, even after the launcher died.
 //
 // Exit codes: the worker's own; 125 when the worker could not be run
 // (bad flags, no Docker, missing image); 143 when stopped by SIGTERM.
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,6 +31,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == worker.SweepCommand {
 		os.Exit(sweep(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == worker.ReapCommand {
+		os.Exit(reap(os.Args[2:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -45,6 +52,11 @@ func run(ctx context.Context) int {
 		return worker.ExitLauncherFailed
 	}
 	defer l.Close()
+	// The cub hands its lease deadlines to an unsandboxed tool: each
+	// worker gets a reaper that removes it when the lease lapses.
+	if fd, err := strconv.Atoi(os.Getenv(worker.EnvLeaseFD)); err == nil && fd > 2 {
+		l.Lease = os.NewFile(uintptr(fd), "lease-deadline")
+	}
 	removeLeftovers(ctx, l)
 	code, err := l.Run(ctx)
 	if err != nil && ctx.Err() == nil {
@@ -74,6 +86,24 @@ func sweep(args []string) int {
 	err = syscall.Exec(s.Exec[0], s.Exec, os.Environ())
 	fmt.Fprintf(os.Stderr, "sett-worker: exec %s: %v\n", s.Exec[0], err)
 	return worker.ExitLauncherFailed
+}
+
+// reap is the lease reaper of one worker (worker.ReapCommand): it watches
+// the deadlines on fd 3 and removes the worker when the last one passes.
+func reap(args []string) int {
+	r, err := worker.ParseReapArgs(args, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-worker:", err)
+		return worker.ExitLauncherFailed
+	}
+	l, err := worker.NewLauncher(worker.Spec{DockerHost: r.DockerHost}, nil, nil, nil, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sett-worker:", err)
+		return worker.ExitLauncherFailed
+	}
+	defer l.Close()
+	worker.WatchLease(context.Background(), l.Client, r.Container, os.NewFile(3, "lease-deadline"), os.Stderr)
+	return 0
 }
 
 func removeLeftovers(ctx context.Context, l *worker.Launcher) {

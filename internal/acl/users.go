@@ -16,11 +16,12 @@ type Role string
 const (
 	RoleOrchestrator Role = "orchestrator"
 	RoleCub          Role = "cub"
+	RoleHuman        Role = "human"
 	RoleReader       Role = "reader"
 )
 
 // AllRoles lists every role.
-func AllRoles() []Role { return []Role{RoleOrchestrator, RoleCub, RoleReader} }
+func AllRoles() []Role { return []Role{RoleOrchestrator, RoleCub, RoleHuman, RoleReader} }
 
 // Valid reports whether r is a known role.
 func (r Role) Valid() bool { return slices.Contains(AllRoles(), r) }
@@ -34,8 +35,30 @@ type User struct {
 	// Agent is the agent whose cubs use it (RoleCub only).
 	Agent string
 	// Rules are the ACL SETUSER rules after "reset on" and the password.
+	// Selectors ("(...)", Redis 7.0+) are one rule each.
 	Rules []string
 }
+
+// Privileges are what a script checks its caller may do, beyond the keys
+// it may write (pkg/blackboard/scripts/lib.lua refuse_unless): a user
+// holds privilege p when it may SET <prefix>privilege:<p>, a key nothing
+// writes.
+const (
+	// PrivLead: take and keep the leadership (the leader lease and the
+	// epoch) and fire timers.
+	PrivLead = "lead"
+	// PrivEndWorkflow: end a workflow (complete, fail, cancel).
+	PrivEndWorkflow = "end_workflow"
+	// PrivDecide: approve or reject a claim awaiting approval.
+	PrivDecide = "decide"
+	// PrivControl: pause and resume the instance.
+	PrivControl = "control"
+	// PrivRetry: retry a failed claim or workflow.
+	PrivRetry = "retry"
+	// PrivMaintain: the retention janitor's purges, stream trims and
+	// consumer reaping.
+	PrivMaintain = "maintain"
+)
 
 // connection is what every go-redis client sends besides data commands:
 // the handshake, the clock, and the cluster topology and command table a
@@ -57,11 +80,15 @@ var reads = []string{
 	"subscribe", "psubscribe", "unsubscribe", "punsubscribe",
 }
 
+// keyless are the transaction commands and PUBLISH (its channel is checked
+// against the user's channel pattern): they name no key, and each
+// command they wrap is checked on its own.
+var keyless = []string{"multi", "exec", "discard", "wait", "publish"}
+
 // writes are the write commands the blackboard's scripts and pipelines
 // run. Scripts run under the caller's ACL user, so every command a script
 // calls must be allowed.
 var writes = []string{
-	"evalsha", "multi", "exec", "discard", "wait",
 	"set", "del", "incr", "pexpire", "hset", "hsetnx", "hdel", "hincrby", "sadd", "srem",
 	"zadd", "zrem", "zremrangebyscore", "xadd", "xack", "xdel", "xgroup|create", "xreadgroup",
 	"xautoclaim", "xclaim", "publish",
@@ -74,8 +101,17 @@ var maintenance = []string{
 }
 
 // Users returns the instance's users: the orchestrator, one cub user per
-// agent (sorted as given) and the reader. hashTag must match the
-// instance's services.redis.hash_tag: it decides the key prefix.
+// agent (sorted as given), the human (people's commands) and the reader.
+// hashTag must match the instance's services.redis.hash_tag: it decides
+// the key prefix.
+//
+// Redis checks a script's KEYS against its caller's user as writes, and
+// then each command the script runs on its own. So every user that runs
+// scripts holds EVALSHA on all its instance's keys in a selector of its
+// own (the scripts' KEYS), and what it may really write is the
+// per-family selectors below: the same for a command sent directly and
+// for one a script runs. What a script does beyond single writes (ending
+// a workflow, leading, deciding) is a privilege it checks (Privileges).
 func Users(instance string, hashTag bool, agents []string) []User {
 	prefix := "sett:" + instance + ":"
 	if hashTag {
@@ -83,52 +119,97 @@ func Users(instance string, hashTag bool, agents []string) []User {
 	}
 	keys, chans := "~"+prefix+"*", "&"+prefix+"*"
 	base := []string{"resetkeys", "resetchannels", "-@all"}
-	allow := func(cmds ...[]string) []string {
-		var out []string
-		for _, list := range cmds {
-			for _, c := range list {
-				out = append(out, "+"+c)
-			}
-		}
-		return out
-	}
+	readAll := concat([]string{"%R~" + prefix + "*", chans}, allow(connection, reads))
+	scripts := selector(prefix, []string{"*"}, "evalsha")
 	users := []User{{
 		Name: Name(instance, RoleOrchestrator, ""), Role: RoleOrchestrator,
-		Rules: concat(base, []string{keys, chans}, allow(connection, reads, writes, maintenance)),
+		Rules: concat(base, []string{keys, chans}, allow(connection, reads, keyless, []string{"evalsha"}, writes, maintenance)),
 	}}
 	for _, a := range agents {
 		users = append(users, User{
 			Name: Name(instance, RoleCub, a), Role: RoleCub, Agent: a,
-			// A cub reads the whole instance (claims, artefacts,
-			// memories) but writes only the families its scripts
-			// write: its own agent keys and leases, the records a
-			// result creates, and the streams it appends to. It
-			// never writes another agent's inbox, grants or replicas.
-			Rules: concat(base, []string{"%R~" + prefix + "*"}, cubWriteKeys(prefix, a), []string{chans},
-				allow(connection, reads, writes)),
+			Rules: concat(base, readAll, allow(keyless), []string{scripts}, cubSelectors(prefix, a)),
 		})
 	}
 	users = append(users, User{
+		Name: Name(instance, RoleHuman, ""), Role: RoleHuman,
+		Rules: concat(base, readAll, allow(keyless), []string{scripts}, humanSelectors(prefix)),
+	}, User{
 		Name: Name(instance, RoleReader, ""), Role: RoleReader,
-		Rules: concat(base, []string{"%R~" + prefix + "*", chans}, allow(connection, reads)),
+		Rules: concat(base, readAll),
 	})
 	return users
 }
 
-// cubWriteKeys are the key families a cub of agent writes, as %RW~ patterns.
-func cubWriteKeys(prefix, agent string) []string {
-	fams := []string{
-		"agent:" + agent + ":*", "lease:*:" + agent,
-		"artefact:*", "thread:*", "claim:*", "claim_by_artefact:*", "workflow:*",
-		"index:*", "events", "orchestrator:queue", "timers", "agents",
-		"scheduler:*", "control", "learnings", "tool_memory", "tokens:*",
-		// The leader epoch is only read, but a script key must be
-		// writable to be passed in KEYS[] at all.
-		"orchestrator:epoch",
+// selector is an ACL selector granting cmds on the key families fams
+// (patterns after the prefix).
+func selector(prefix string, fams []string, cmds ...string) string {
+	var parts []string
+	for _, f := range fams {
+		parts = append(parts, "~"+prefix+f)
 	}
-	out := make([]string, len(fams))
-	for i, f := range fams {
-		out[i] = "%RW~" + prefix + f
+	for _, c := range cmds {
+		parts = append(parts, "+"+c)
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}
+
+// privilege is the selector granting privileges caps.
+func privilege(prefix string, caps ...string) string {
+	fams := make([]string, len(caps))
+	for i, c := range caps {
+		fams[i] = "privilege:" + c
+	}
+	return selector(prefix, fams, "set")
+}
+
+// cubSelectors are what a cub of agent may write, family by family. It
+// reads the whole instance (claims, artefacts, memories), writes its own
+// agent keys and leases, and otherwise only what a result, a bid or a
+// claim it opens writes:
+//   - artefacts with HSETNX only: an artefact's fields, once written, are
+//     never changed, by its author or anyone else;
+//   - the workflow hash with HINCRBY only (its counters): never its
+//     status, so a cub cannot end a workflow;
+//   - the event log and the orchestrator's queue with XADD only: never
+//     trimmed, deleted from or deleted;
+//   - never the leader lease, the epoch, the dead letters, the control
+//     hash, another agent's keys, or a privilege.
+func cubSelectors(prefix, agent string) []string {
+	return []string{
+		selector(prefix, []string{"agent:" + agent + ":*"}, writes...),
+		selector(prefix, []string{"lease:*:" + agent}, "set", "del", "pexpire", "publish"),
+		selector(prefix, []string{"artefact:*"}, "hsetnx"),
+		selector(prefix, []string{"workflow:*"}, "hincrby"),
+		selector(prefix, []string{"workflow:*:memories", "workflow:*:shared_memory"}, "hset", "hsetnx"),
+		selector(prefix, []string{"events", "orchestrator:queue"}, "xadd"),
+		selector(prefix, []string{"thread:*", "claim:*", "claim_by_artefact:*", "index:*", "timers", "agents",
+			"scheduler:*", "learnings", "tool_memory", "tokens:*"}, writes...),
+	}
+}
+
+// humanSelectors are what people's commands write: goals (a goal's
+// artefact, workflow and claim), approval decisions, pause and resume,
+// retries and cancellations. Never the leader lease, the epoch, the
+// retention janitor's trims and deletes of the event log, or an existing
+// artefact's fields.
+func humanSelectors(prefix string) []string {
+	return []string{
+		selector(prefix, []string{"artefact:*"}, "hsetnx"),
+		selector(prefix, []string{"events", "orchestrator:queue"}, "xadd"),
+		selector(prefix, []string{"workflow:*", "thread:*", "claim:*", "claim_by_artefact:*", "index:*", "timers",
+			"agents", "agent:*", "lease:*", "scheduler:*", "control", "learnings", "tool_memory", "tokens:*",
+			"orchestrator:dead_letters"}, writes...),
+		privilege(prefix, PrivEndWorkflow, PrivDecide, PrivControl, PrivRetry),
+	}
+}
+
+func allow(cmds ...[]string) []string {
+	var out []string
+	for _, list := range cmds {
+		for _, c := range list {
+			out = append(out, "+"+c)
+		}
 	}
 	return out
 }

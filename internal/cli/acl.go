@@ -21,9 +21,19 @@ func newACLCmd(app *App) *cobra.Command {
 		Use:   "print [--config sett.yml]",
 		Short: "Print the ACL SETUSER lines of an instance's users, with fresh passwords",
 		Long: `Print, for redis-cli, the ACL SETUSER lines that create the instance's Redis
-users: the orchestrator, one user per agent's cubs (only the commands they
-need and only their instance's keys; no FLUSHALL, CONFIG, KEYS, DEBUG) and
-a read-only user for hoard, watch, status and redis-cli diagnostics.
+users, each with its rules (docs/security.md says what each may do):
+  - the orchestrator;
+  - one user per agent's cubs: only the key families and commands a cub
+    needs, artefacts write-once, the workflow hash's counters only, the
+    event log append-only, no privilege (cannot end a workflow, lead,
+    decide, pause, retry or trim);
+  - human, for people's commands (forage, approve/reject, pause/resume,
+    retry, cancel, sett ui's actions): cannot lead, trim the event log,
+    or change a written artefact;
+  - reader, read-only: hoard, watch, the console's pages, and
+    redis-cli diagnostics.
+No user can run FLUSHALL, CONFIG, KEYS, DEBUG or ACL. The rules use ACL
+selectors: Redis 7.0 or later.
 
 Each user gets a new random password; a comment above its line says which
 component uses it (SETT_REDIS_USERNAME and SETT_REDIS_PASSWORD). Run the
@@ -59,7 +69,8 @@ secrets. The key prefix follows services.redis.hash_tag (on for a cluster).`,
 				who := map[acl.Role]string{
 					acl.RoleOrchestrator: "the orchestrator",
 					acl.RoleCub:          "the cubs of agent " + u.Agent,
-					acl.RoleReader:       "sett hoard/watch/status and redis-cli (read-only)",
+					acl.RoleHuman:        "people's commands (forage, approve, pause, retry, cancel, sett ui)",
+					acl.RoleReader:       "sett hoard/watch, a read-only sett ui and redis-cli (read-only)",
 				}[u.Role]
 				fmt.Fprintf(out, "\n# %s: SETT_REDIS_USERNAME=%s SETT_REDIS_PASSWORD=%s\n%s\n", who, u.Name, pw, u.SetUser(pw))
 			}

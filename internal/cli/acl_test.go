@@ -62,7 +62,7 @@ func TestACLPrintLinesWork(t *testing.T) {
 		_ = c.Close()
 		users++
 	}
-	if users != 3 {
-		t.Fatalf("%d users printed, want orchestrator, cub-writer and reader:\n%s", users, out)
+	if users != 4 {
+		t.Fatalf("%d users printed, want orchestrator, cub-writer, human and reader:\n%s", users, out)
 	}
 }

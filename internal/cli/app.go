@@ -112,7 +112,19 @@ func (a *App) InstanceName() string {
 // directly; when the instance's sett.yml names an external Redis
 // (services.redis: url, sentinel or cluster) it connects as the daemons
 // do, with those settings; otherwise it uses the instance record's URL.
+//
+// With a Redis the runtime started, it connects as the instance's
+// people's ACL user (instance.AccessHuman): see ConnectAs.
 func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record, error) {
+	return a.ConnectAs(ctx, instance.AccessHuman)
+}
+
+// ConnectAs is Connect with the Redis user a command needs, when the
+// runtime created the instance's ACL users (the record names them): the
+// people's user by default, the read-only user for commands that only
+// read, the admin for maintenance. --redis-url, SETT_REDIS_URL and an
+// external Redis's settings are used as given.
+func (a *App) ConnectAs(ctx context.Context, access instance.Access) (*blackboard.Client, *instance.Record, error) {
 	url := a.redisURL
 	if url == "" {
 		url = a.env("SETT_REDIS_URL")
@@ -171,7 +183,7 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 			return nil, nil, explainNoInstance(ctx, a, findErr)
 		}
 		if url == "" {
-			url = rec.RedisURL
+			url = rec.URLFor(access)
 		}
 		if name == "" {
 			name = rec.Name

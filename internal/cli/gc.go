@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/orchestrator"
 )
 
@@ -50,7 +51,7 @@ Learnings are never deleted. 'sett down' never deletes data.`,
 			default:
 				return err
 			}
-			bb, _, err := app.Connect(cmd.Context())
+			bb, _, err := app.ConnectAs(cmd.Context(), instance.AccessAdmin)
 			if err != nil {
 				return err
 			}

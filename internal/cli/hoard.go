@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -87,7 +88,7 @@ func runHoard(cmd *cobra.Command, app *App, o hoardOptions, args []string) error
 		return usageError("-o tree draws one workflow: pass --workflow ID (or an artefact ID)")
 	}
 	ctx := cmd.Context()
-	bb, _, err := app.Connect(ctx)
+	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
 	if err != nil {
 		return err
 	}

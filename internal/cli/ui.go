@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/console"
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // uiOptions are the flags of `sett ui`.
@@ -84,12 +86,22 @@ func runUI(cmd *cobra.Command, app *App, o uiOptions) error {
 	if len(token) < 16 {
 		return usageError("--token must be at least 16 characters (omit it for a random one)")
 	}
-	bb, _, err := app.Connect(ctx)
+	// Pages read as the instance's read-only user and actions write as
+	// the people's user, when the runtime created ACL users (the same
+	// Redis user otherwise); a read-only console holds no writer at all.
+	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
 	if err != nil {
 		return err
 	}
 	defer bb.Close()
-	h, err := console.New(console.Options{Client: bb, Token: token, ReadOnly: o.readOnly, BasePath: o.basePath,
+	var wb *blackboard.Client
+	if !o.readOnly {
+		if wb, _, err = app.ConnectAs(ctx, instance.AccessHuman); err != nil {
+			return err
+		}
+		defer wb.Close()
+	}
+	h, err := console.New(console.Options{Client: bb, Writer: wb, Token: token, ReadOnly: o.readOnly, BasePath: o.basePath,
 		TrustedUserHeader: o.trustHeader, Actor: decider(app, o.by), Logger: zerolog.New(app.Err).With().Timestamp().Logger()})
 	if err != nil {
 		if errors.Is(err, console.ErrOptions) {

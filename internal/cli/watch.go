@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -107,7 +108,7 @@ func runWatch(cmd *cobra.Command, app *App, o watchOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	bb, _, err := app.Connect(ctx)
+	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 	d := blackboard.Decision{ArtefactID: r.PostFormValue("artefact"), Decision: blackboard.ApprovalDecision(r.PostFormValue("decision")),
 		By: c.actor(r), Channel: blackboard.ChannelConsole, Reason: r.PostFormValue("reason")}
-	err := c.bb.DecideApproval(r.Context(), d)
+	err := c.wb.DecideApproval(r.Context(), d)
 	if err == nil {
 		http.Redirect(w, r, c.base+"/approvals", http.StatusSeeOther)
 		return
@@ -55,7 +55,7 @@ func refusalText(artefactID string, err error) string {
 func (c *Console) pause(w http.ResponseWriter, r *http.Request) {
 	// The blackboard knows two control sources (cli, stop_file); the
 	// console is a person's deliberate action like the CLI's.
-	if _, err := c.bb.Pause(r.Context(), c.actor(r), strings.TrimSpace(r.PostFormValue("reason")), blackboard.ControlFromCLI); err != nil {
+	if _, err := c.wb.Pause(r.Context(), c.actor(r), strings.TrimSpace(r.PostFormValue("reason")), blackboard.ControlFromCLI); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -63,7 +63,7 @@ func (c *Console) pause(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) resume(w http.ResponseWriter, r *http.Request) {
-	if _, err := c.bb.Resume(r.Context(), c.actor(r), blackboard.ControlFromCLI); err != nil {
+	if _, err := c.wb.Resume(r.Context(), c.actor(r), blackboard.ControlFromCLI); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -84,7 +84,7 @@ func (c *Console) cancel(w http.ResponseWriter, r *http.Request) {
 	if reason := strings.TrimSpace(r.PostFormValue("reason")); reason != "" {
 		why += ": " + reason
 	}
-	ended, err := c.bb.EndWorkflow(r.Context(), id, blackboard.WorkflowCancelled, why, blackboard.OperatorEpoch)
+	ended, err := c.wb.EndWorkflow(r.Context(), id, blackboard.WorkflowCancelled, why, blackboard.OperatorEpoch)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -99,7 +99,7 @@ func (c *Console) cancel(w http.ResponseWriter, r *http.Request) {
 // retry re-runs a failed claim, as `sett retry` does.
 func (c *Console) retry(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	res, err := c.bb.RetryClaim(r.Context(), id, c.actor(r))
+	res, err := c.wb.RetryClaim(r.Context(), id, c.actor(r))
 	if errors.Is(err, blackboard.ErrNotFailed) || errors.Is(err, blackboard.ErrWorkflowEnded) {
 		err = fmt.Errorf("%w: %v", blackboard.ErrInvalid, err)
 	}

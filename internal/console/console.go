@@ -21,8 +21,14 @@ var embedded embed.FS
 
 // Options configure a console. Client and Token are required.
 type Options struct {
-	// Client is the blackboard the console reads and decides on.
+	// Client is the blackboard the console reads (and decides on when
+	// Writer is nil).
 	Client *blackboard.Client
+	// Writer, when set, is the blackboard the console's actions write
+	// through (approvals, pause, resume, cancel, retry): `sett ui` reads
+	// as the instance's read-only ACL user and writes as the people's
+	// user. Nil writes through Client.
+	Writer *blackboard.Client
 	// Token is the access token every request must carry (at least 16
 	// characters).
 	Token string
@@ -52,9 +58,10 @@ var ErrOptions = errors.New("console: bad options")
 // Console serves the pages. It is safe for concurrent use.
 type Console struct {
 	o       Options
-	bb      *blackboard.Client
-	base    string // BasePath without trailing slash
-	key     []byte // HMAC key of sessions and CSRF tokens, derived from the token
+	bb      *blackboard.Client // reads
+	wb      *blackboard.Client // actions
+	base    string             // BasePath without trailing slash
+	key     []byte             // HMAC key of sessions and CSRF tokens, derived from the token
 	tmpl    *template.Template
 	assets  http.Handler
 	mux     *http.ServeMux
@@ -78,7 +85,11 @@ func New(o Options) (*Console, error) {
 	}
 	mac := hmac.New(sha256.New, []byte(o.Token))
 	mac.Write([]byte("sett console session key"))
-	c := &Console{o: o, bb: o.Client, base: base, key: mac.Sum(nil), csrfChk: http.NewCrossOriginProtection()}
+	wb := o.Writer
+	if wb == nil {
+		wb = o.Client
+	}
+	c := &Console{o: o, bb: o.Client, wb: wb, base: base, key: mac.Sum(nil), csrfChk: http.NewCrossOriginProtection()}
 	t, err := template.New("").Funcs(c.funcs()).ParseFS(embedded, "templates/*.html")
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,9 +44,16 @@ type Record struct {
 	Workspace string `json:"workspace"`
 	// RedisURL reaches the instance's Redis from the host, password
 	// included.
-	RedisURL  string    `json:"redis_url"`
-	HashTag   bool      `json:"hash_tag,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	RedisURL string `json:"redis_url"`
+	// HumanRedisURL and ReaderRedisURL reach the same Redis as the
+	// instance's people's ACL user (goals, approvals, pause, retry,
+	// cancel) and its read-only user (package acl). Empty when the runtime
+	// created no ACL users (an external Redis) and in records of earlier
+	// versions: commands then use RedisURL.
+	HumanRedisURL  string    `json:"human_redis_url,omitempty"`
+	ReaderRedisURL string    `json:"reader_redis_url,omitempty"`
+	HashTag        bool      `json:"hash_tag,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
 	// StateDir holds runtime files (local runtime: Redis data, logs).
 	StateDir string `json:"state_dir,omitempty"`
 	// SupervisorPID is the local runtime's supervisor process.
@@ -488,4 +496,43 @@ func DeriveName(workspace string) string {
 		return "sett"
 	}
 	return name
+}
+
+// Access is which Redis user a command connects as.
+type Access int
+
+// Accesses.
+const (
+	// AccessHuman is the people's user: what `forage`, `approve`,
+	// `pause`, `retry` and `cancel` do, and every read.
+	AccessHuman Access = iota
+	// AccessReader is the read-only user: `hoard`, `watch`, a read-only
+	// console.
+	AccessReader
+	// AccessAdmin is the instance's admin (the default user): `gc` and
+	// `redis-cli`.
+	AccessAdmin
+)
+
+// URLFor is the URL a command needing access connects with: the ACL
+// user's when the runtime created ACL users, else RedisURL.
+func (r *Record) URLFor(access Access) string {
+	switch {
+	case access == AccessHuman && r.HumanRedisURL != "":
+		return r.HumanRedisURL
+	case access == AccessReader && r.ReaderRedisURL != "":
+		return r.ReaderRedisURL
+	}
+	return r.RedisURL
+}
+
+// WithUser is raw (a Redis URL) with its credentials replaced by user and
+// password; raw unchanged when it does not parse.
+func WithUser(raw, user, password string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
 }

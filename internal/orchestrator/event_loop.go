@@ -208,6 +208,11 @@ func (l *EventLoop) dispatch(ctx context.Context, ev blackboard.Event) {
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.Advance(ctx, ev.ClaimID, ev.WorkflowID, false) })
 	case blackboard.EventClaimCompletedByResult:
 		l.advancer.CompletedByResult(ev)
+		if ev.Field("ended") == "due" {
+			// The result's script closed the last open item but its
+			// cub's Redis user may not end a workflow.
+			add(ev.WorkflowID, func(ctx context.Context) error { return l.advancer.CompleteDue(ctx, ev.WorkflowID) })
+		}
 	case blackboard.EventBidsComplete:
 		add(ev.ClaimID, func(ctx context.Context) error { return l.advancer.AdvanceConsensus(ctx, ev) })
 	case blackboard.EventBidSubmitted:

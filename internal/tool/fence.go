@@ -9,6 +9,12 @@ import (
 // deadlines.
 const watchFD = 3
 
+// EnvLeaseFD names, in an unsandboxed tool's environment, the file
+// descriptor (3) on which it receives its lease's deadlines, one per
+// line, as nanoseconds of CLOCK_MONOTONIC: the controller's launcher
+// (internal/worker, same name) hands them to its worker's reaper.
+const EnvLeaseFD = "SETT_LEASE_FD"
+
 // Fence is the deadline by which a running tool must be gone: its lease's,
 // less a margin. A sandboxed tool's helper watches it on its own (see
 // Sandbox): the cub moves the deadline with Extend each time it renews the

@@ -66,8 +66,9 @@ type Spec struct {
 	Sandbox *Sandbox
 	// Fence, with a Sandbox, is the deadline the sandbox's helper kills
 	// the tool at unless it is extended (the lease's); nil means none.
-	// Without a Sandbox it is ignored: only the caller's context stops the
-	// tool.
+	// Without a Sandbox the tool gets the deadlines itself on fd 3
+	// (EnvLeaseFD): the controller's launcher (internal/worker) removes
+	// its worker container when they pass; other tools may ignore it.
 	Fence *Fence
 }
 
@@ -234,6 +235,15 @@ func Run(ctx context.Context, s Spec) (res Result) {
 			fenceW = w
 		}
 		s.Sandbox.wrap(cmd, fenceW >= 0)
+	} else if s.Fence != nil {
+		// Unsandboxed, the tool itself gets the deadlines (fd 3,
+		// SETT_LEASE_FD): a controller's launcher hands them to the
+		// reaper that removes its worker when the lease lapses.
+		if r, w, err := fencePipe(); err == nil {
+			cmd.ExtraFiles = []*os.File{r}
+			cmd.Env = append(cmd.Env, EnvLeaseFD+"=3")
+			fenceW = w
+		}
 	}
 	waited, err := startLocked(cmd)
 	pp.closeChildEnds() // the child holds its own copies now

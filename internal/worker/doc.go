@@ -21,8 +21,12 @@
 //
 // The cub stops a tool with SIGTERM, then SIGKILL after stop_grace. On
 // SIGTERM the launcher stops the worker (Docker's SIGTERM, then SIGKILL
-// after Spec.StopTimeout) and removes it. A launcher killed outright
-// leaves its worker behind; every worker carries the launcher's identity
+// after Spec.StopTimeout) and removes it. When the cub hands the launcher
+// its lease deadlines (SETT_LEASE_FD), each worker also gets a reaper
+// (ReapCommand, a process of its own session) that removes it when the
+// lease lapses without renewal, whether or not the launcher and the cub
+// still run. Without a lease, a launcher killed outright leaves its
+// worker behind; every worker carries the launcher's identity
 // in a label, and the next launcher of the agent removes workers whose
 // launcher is gone before it starts its own (`sett down` removes every
 // container of the instance, workers included).

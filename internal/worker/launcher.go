@@ -49,6 +49,13 @@ type Launcher struct {
 	Stdout, Stderr io.Writer
 	// Identity is this launcher's LabelLauncher value; empty: Self().
 	Identity string
+	// Lease, when set, carries the claim's lease deadlines (the cub's
+	// EnvLeaseFD): each worker then gets a reaper (ReapCommand) that
+	// removes it when the lease lapses, even if this launcher is gone.
+	Lease *os.File
+	// ReaperPath is the sett-worker binary the reaper runs; empty: this
+	// executable.
+	ReaperPath string
 }
 
 // Run creates, starts and waits for one worker container and returns its
@@ -82,6 +89,19 @@ func (l *Launcher) Run(ctx context.Context) (int, error) {
 	id := created.ID
 	// From here on the container exists: every path removes it.
 	defer l.remove(ctx, id)
+	// The reaper watches the lease before the worker starts: a worker
+	// never runs without something that removes it when the lease lapses.
+	if l.Lease != nil {
+		self := l.ReaperPath
+		if self == "" {
+			if self, err = os.Executable(); err != nil {
+				return l.failed(ctx, id, fmt.Errorf("%w: find sett-worker for the lease reaper: %v", ErrDocker, err))
+			}
+		}
+		if _, err := startReaper(self, l.Lease, id, l.Spec.DockerHost); err != nil {
+			return l.failed(ctx, id, fmt.Errorf("%w: start the lease reaper of worker %s: %v", ErrDocker, short(id), err))
+		}
+	}
 
 	att, err := l.Client.ContainerAttach(ctx, id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {

@@ -59,6 +59,8 @@ type scriptSet struct {
 	releaseGrant    *script
 	writeShared     *script
 	retryClaim      *script
+	// completeWorkflow ends a workflow a cub's result left due.
+	completeWorkflow *script
 	// Retention: the janitor's and `sett gc`'s.
 	purgeWorkflow *script
 	reapConsumers *script
@@ -93,6 +95,7 @@ func loadScriptSet() (*scriptSet, error) {
 		"release_grant":       &s.releaseGrant,
 		"write_shared_memory": &s.writeShared,
 		"retry_claim":         &s.retryClaim,
+		"complete_workflow":   &s.completeWorkflow,
 		"purge_workflow":      &s.purgeWorkflow,
 		"reap_consumers":      &s.reapConsumers,
 	} {
@@ -109,7 +112,7 @@ func (s *scriptSet) all() []*script {
 	return []*script{s.createArtefact, s.createClaim, s.transitionClaim, s.submitBid,
 		s.takeLease, s.extendLease, s.leader, s.popTimers, s.ackTimer, s.endWorkflow,
 		s.decideApproval, s.recordLearning, s.publishMemory, s.beat, s.control, s.releaseGrant, s.writeShared, s.retryClaim,
-		s.purgeWorkflow, s.reapConsumers}
+		s.completeWorkflow, s.purgeWorkflow, s.reapConsumers}
 }
 
 // preload sends SCRIPT LOAD for every script in one pipeline, so that later

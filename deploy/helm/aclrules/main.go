@@ -1,5 +1,6 @@
 // Command aclrules writes deploy/helm/sett/files/acl-rules.yaml: the Redis
-// ACL users of internal/acl (orchestrator, one cub user per agent, reader)
+// ACL users of internal/acl (orchestrator, one cub user per agent, human,
+// reader)
 // with the instance and the agent left as placeholders, so that the Helm
 // chart's bundled Redis creates exactly the users `sett up` creates and
 // `sett acl print` prints. Helm cannot run Go, so the rules travel as a

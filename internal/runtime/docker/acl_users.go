@@ -12,12 +12,15 @@ import (
 // returns each component's Redis URL: ComponentOrchestrator's and each
 // agent's, by agent name. Passwords are new on every `sett up`, like the
 // containers.
-func aclUsers(instance string, hashTag bool, agents []string, host string) (args []string, urls map[string]string, err error) {
-	urls = map[string]string{}
+//
+// people are the human's and the reader's user names and passwords, for
+// the record's URLs (instance.Record.HumanRedisURL).
+func aclUsers(instance string, hashTag bool, agents []string, host string) (args []string, urls map[string]string, people map[acl.Role][2]string, err error) {
+	urls, people = map[string]string{}, map[acl.Role][2]string{}
 	for _, u := range acl.Users(instance, hashTag, agents) {
 		pw, err := acl.NewPassword()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		args = append(args, u.ServerArgs(pw)...)
 		link := (&url.URL{Scheme: "redis", User: url.UserPassword(u.Name, pw), Host: host, Path: "/0"}).String()
@@ -26,9 +29,11 @@ func aclUsers(instance string, hashTag bool, agents []string, host string) (args
 			urls[ComponentOrchestrator] = link
 		case acl.RoleCub:
 			urls[u.Agent] = link
+		case acl.RoleHuman, acl.RoleReader:
+			people[u.Role] = [2]string{u.Name, pw}
 		}
 	}
-	return args, urls, nil
+	return args, urls, people, nil
 }
 
 // withRedisURL replaces SETT_REDIS_URL in env when link is not empty.

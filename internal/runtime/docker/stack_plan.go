@@ -11,6 +11,7 @@ import (
 
 	"github.com/moby/moby/api/types/mount"
 
+	"github.com/settdev/sett/internal/acl"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/worker"
@@ -28,6 +29,9 @@ type stackPlan struct {
 	// RedisURL is the URL the daemons use: the Redis container on the
 	// instance network, or services.redis.url; with the password.
 	RedisURL string
+	// People are the human's and the reader's ACL users (name, password)
+	// of the Redis the runtime starts, for the record.
+	People map[acl.Role][2]string
 	// RedisPassword is the password of the Redis Up starts; "" with an
 	// external Redis.
 	RedisPassword string
@@ -132,11 +136,12 @@ func newStackPlan(spec runtime.UpSpec, in planInput) (*stackPlan, error) {
 			image = config.DefaultRedisImage
 		}
 		use(image, "services.redis.image")
-		userArgs, urls, err := aclUsers(spec.Name, cfg.Services.Redis.HashTag, cfg.AgentNames(), name+":6379")
+		userArgs, urls, people, err := aclUsers(spec.Name, cfg.Services.Redis.HashTag, cfg.AgentNames(), name+":6379")
 		if err != nil {
 			return nil, err
 		}
 		componentURL = urls
+		p.People = people
 		p.Redis = &containerSpec{
 			Name: name, Component: ComponentRedis, Image: image,
 			// The same command line works for the official image (its

@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/acl"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 )
@@ -140,6 +141,12 @@ func (r *Runtime) create(ctx context.Context, cli *client.Client, p *stackPlan, 
 			return nil, err
 		}
 		rec.RedisURL = hostRedisURL(p.RedisPassword, hostPort)
+		if h, ok := p.People[acl.RoleHuman]; ok {
+			rec.HumanRedisURL = instance.WithUser(rec.RedisURL, h[0], h[1])
+		}
+		if r, ok := p.People[acl.RoleReader]; ok {
+			rec.ReaderRedisURL = instance.WithUser(rec.RedisURL, r[0], r[1])
+		}
 		rec.Components[ComponentRedis] = instance.Component{Container: p.Redis.Name}
 	}
 

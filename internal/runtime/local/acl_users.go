@@ -15,12 +15,15 @@ type aclCredentials struct {
 	confLines []string
 	// urls by component: ComponentOrchestrator or an agent name.
 	urls map[string]string
+	// people are the human's and the reader's user names and passwords,
+	// for the commands people run (instance.Record.HumanRedisURL).
+	people map[acl.Role][2]string
 }
 
 // newACLCredentials creates the users; link builds a component's URL from
 // its user name and password.
 func newACLCredentials(instance string, hashTag bool, agents []string, link func(user, password string) string) (*aclCredentials, error) {
-	c := &aclCredentials{urls: map[string]string{}}
+	c := &aclCredentials{urls: map[string]string{}, people: map[acl.Role][2]string{}}
 	for _, u := range acl.Users(instance, hashTag, agents) {
 		pw, err := acl.NewPassword()
 		if err != nil {
@@ -32,6 +35,8 @@ func newACLCredentials(instance string, hashTag bool, agents []string, link func
 			c.urls[ComponentOrchestrator] = link(u.Name, pw)
 		case acl.RoleCub:
 			c.urls[u.Agent] = link(u.Name, pw)
+		case acl.RoleHuman, acl.RoleReader:
+			c.people[u.Role] = [2]string{u.Name, pw}
 		}
 	}
 	return c, nil

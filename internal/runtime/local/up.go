@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/acl"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
@@ -189,8 +190,11 @@ type upRun struct {
 	createdPassword bool
 	plan            *Plan
 	redisURL        string
-	supervisorPID   int
-	reported        map[string]string // component → last state reported
+	// people are the human's and the reader's ACL users (name, password),
+	// when Sett started Redis.
+	people        map[acl.Role][2]string
+	supervisorPID int
+	reported      map[string]string // component → last state reported
 }
 
 func (u *upRun) progress(component, state, detail string) {
@@ -246,6 +250,12 @@ func (u *upRun) run(ctx context.Context) (*instance.Record, error) {
 		RedisURL: u.redisURL, HashTag: cfg.Services.Redis.HashTag, CreatedAt: u.r.now().UTC(),
 		StateDir: u.sd.path(), SupervisorPID: u.supervisorPID, Components: map[string]instance.Component{},
 		Isolation: isolationSummary(cfg),
+	}
+	if h, ok := u.people[acl.RoleHuman]; ok {
+		rec.HumanRedisURL = instance.WithUser(u.redisURL, h[0], h[1])
+	}
+	if r, ok := u.people[acl.RoleReader]; ok {
+		rec.ReaderRedisURL = instance.WithUser(u.redisURL, r[0], r[1])
 	}
 	for _, c := range plan.Components {
 		rec.Components[c.Name] = instance.Component{HTTPAddr: c.HTTPAddr, PID: st.Components[c.Name].PID, LogPath: c.LogPath}
@@ -314,6 +324,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 			return nil, err
 		}
 		componentURL = creds.urls
+		u.people = creds.people
 		if err := u.sd.writeRedisConf(port, socket, pw, creds.confLines...); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,10 @@
 -- meanwhile (its score changed: it must fire at the new time) or is gone,
 -- or {'FENCED', epoch} or {'NO_EPOCH', why}.
 
+local denied = refuse_unless(KEYS[1], 'lead')
+if denied then
+  return denied
+end
 local refusal = epoch_refusal(KEYS[2], ARGV[1])
 if refusal then
   return refusal

@@ -18,6 +18,10 @@
 -- finish. 'resume' queues a resumed entry so the orchestrator releases
 -- what waited.
 
+local denied = refuse_unless(KEYS[1], 'control')
+if denied then
+  return denied
+end
 local ts = now_ms()
 local cur = redis.call('HMGET', KEYS[1], 'paused', 'paused_since_ms', 'paused_source')
 if ARGV[1] == 'pause' then

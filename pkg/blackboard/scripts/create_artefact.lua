@@ -121,21 +121,21 @@ end
 -- All checks passed: write.
 local ts = now_ms()
 local ts_s = tostring(ts)
-local fields = {'HSET', KEYS[1]}
+-- Field by field with HSETNX: the id was checked free above, so this
+-- writes every field, and cubs' and people's Redis users may hold HSETNX
+-- alone on artefacts: no user but the orchestrator's can change a field
+-- once written (internal/acl).
 local payload = ''
 local memory = ''
 for i = 2, #ARGV, 2 do
-  fields[#fields + 1] = ARGV[i]
-  fields[#fields + 1] = ARGV[i + 1]
+  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   if ARGV[i] == 'payload' then
     payload = ARGV[i + 1]
   elseif ARGV[i] == 'memory' then
     memory = ARGV[i + 1]
   end
 end
-fields[#fields + 1] = 'created_at_ms'
-fields[#fields + 1] = ts_s
-redis.call(unpack(fields))
+redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
 
 redis.call('ZADD', KEYS[2], version, req.id)
 redis.call('ZADD', KEYS[3], ts_s, req.id)
@@ -235,9 +235,17 @@ local function complete_claim()
     'claim_id', id, 'workflow_id', wf, 'from', 'pending_exclusive', 'to', 'complete'})
   emit(KEYS[6], req.claim_channel, 'claim_completed', ts, {
     'workflow_id', wf, 'claim_id', id, 'artefact_id', c[7] or '', 'completed_by', 'result', 'reason', reason})
+  -- ended: '1' when this script completed the workflow; 'due' when the
+  -- last open item closed but the caller's user may not end a workflow
+  -- (a cub's: see internal/acl), so the orchestrator completes it
+  -- (complete_workflow.lua) when it reads the queue entry.
   local ended = '0'
-  if close_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
-    ended = '1'
+  if may(KEYS[7], 'end_workflow') then
+    if close_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
+      ended = '1'
+    end
+  elseif redis.call('HINCRBY', KEYS[7], 'open_items', -1) <= 0 then
+    ended = 'due'
   end
   enqueue(KEYS[12], 'claim_completed_by_result', {'claim_id', id, 'workflow_id', wf, 'agent', req.agent,
     'artefact_id', req.id, 'phase_ms', tostring(ts - (tonumber(c[6] or ts) or ts)), 'ended', ended, 'ts', ts_s})

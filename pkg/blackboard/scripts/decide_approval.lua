@@ -34,6 +34,10 @@
 -- looks at a decided claim before its expiry, so a decision that comes
 -- after the expiry time but before the orchestrator acted on it applies.
 
+local denied = refuse_unless(KEYS[1], 'decide')
+if denied then
+  return denied
+end
 local req = cjson.decode(ARGV[1])
 local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow_id', 'rev')
 if cur[1] == false then

@@ -15,6 +15,10 @@
 -- The status change and the workflow_completed event are one atomic step,
 -- and only a running workflow moves, so the event is emitted exactly once.
 
+local denied = refuse_unless(KEYS[1], 'end_workflow')
+if denied then
+  return denied
+end
 local req = cjson.decode(ARGV[1])
 local refusal = epoch_refusal(KEYS[3], req.epoch, true)
 if refusal then

@@ -20,6 +20,10 @@
 -- leader_elected event is appended in the same step, so it is never
 -- missing nor duplicated.
 
+local denied = refuse_unless(KEYS[1], 'lead')
+if denied then
+  return denied
+end
 local holder = redis.call('GET', KEYS[1])
 if tonumber(ARGV[2]) == 0 then
   if holder == ARGV[1] then

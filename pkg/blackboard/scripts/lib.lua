@@ -294,3 +294,29 @@ local function ack_inbox(inbox, group, entry)
   redis.call('XACK', inbox, group, entry)
   redis.call('XDEL', inbox, entry)
 end
+
+-- may reports whether the caller's Redis user holds the privilege named
+-- cap; refuse_unless is an error reply when it does not, else nil. A privilege is write access (SET) to the
+-- key <prefix>privilege:<cap>, which nothing ever writes: the instance's
+-- ACL users (internal/acl) grant it to the roles that may do what the
+-- script does, so a cub's user cannot run a script that ends a workflow,
+-- leads, decides an approval or trims the event log, even with keys its
+-- user may write. The prefix is read from key, one of the script's KEYS
+-- (every one carries it). The default user, and any user of an instance
+-- without ACL users, may write every key and so holds every privilege.
+-- Redis before 7.0 has no redis.acl_check_cmd: there the ACL's key
+-- patterns alone guard.
+local function may(key, cap)
+  if redis.acl_check_cmd == nil then
+    return true
+  end
+  local prefix = string.match(key, '^sett:{[^}]*}:') or string.match(key, '^sett:[^:]*:')
+  return prefix ~= nil and redis.acl_check_cmd('SET', prefix .. 'privilege:' .. cap, '1')
+end
+
+local function refuse_unless(key, cap)
+  if may(key, cap) then
+    return nil
+  end
+  return redis.error_reply('NOPERM this Redis user lacks the Sett privilege ' .. cap .. ' (see docs/security.md)')
+end

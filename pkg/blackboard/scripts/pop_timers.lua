@@ -14,6 +14,10 @@
 -- caller that dies before storing the timer's effect leaves it to fire
 -- again (ack_timer removes it once the effect is stored).
 
+local denied = refuse_unless(KEYS[1], 'lead')
+if denied then
+  return denied
+end
 local refusal = epoch_refusal(KEYS[2], ARGV[1])
 if refusal then
   return refusal

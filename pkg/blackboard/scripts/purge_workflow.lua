@@ -27,6 +27,10 @@
 -- whose artefacts are gone, nor artefacts no index can reach. The checks
 -- make it idempotent: a second call finds nothing and says NOT_FOUND.
 
+local denied = refuse_unless(KEYS[1], 'maintain')
+if denied then
+  return denied
+end
 local req = cjson.decode(ARGV[1])
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == false then

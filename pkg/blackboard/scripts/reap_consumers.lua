@@ -13,6 +13,10 @@
 -- Reading XINFO and deleting in one step means a consumer that was handed
 -- an entry in between cannot lose it: with pending entries it is kept.
 
+local denied = refuse_unless(KEYS[1], 'maintain')
+if denied then
+  return denied
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {}
 end

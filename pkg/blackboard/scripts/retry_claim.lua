@@ -26,6 +26,10 @@
 -- make sure it looks at once. Every Failure artefact stays in the trail.
 -- The compare on 'terminated' makes a repeat a no-op.
 
+local denied = refuse_unless(KEYS[1], 'retry')
+if denied then
+  return denied
+end
 local req = cjson.decode(ARGV[1])
 local cur = redis.call('HMGET', KEYS[1], 'status', 'terminated_from', 'retried_at_ms', 'rev')
 local status = cur[1]
