@@ -41,7 +41,7 @@ func TestACLUsersThroughTheScripts(t *testing.T) {
 	cubName := acl.Name(inst, acl.RoleCub, "coder")
 	humanName := acl.Name(inst, acl.RoleHuman, "")
 	readerName := acl.Name(inst, acl.RoleReader, "")
-	orch, _ := dial(orchName)
+	orch, orchRaw := dial(orchName)
 	cub, cubRaw := dial(cubName)
 	human, humanRaw := dial(humanName)
 	reader, readerRaw := dial(readerName)
@@ -152,6 +152,18 @@ func TestACLUsersThroughTheScripts(t *testing.T) {
 			evil(u.raw, "return redis.call('HSET', KEYS[1], 'status', 'failed')", keys.Workflow(wf)))
 		refused(u.name, "DEL the workflow", u.raw.Del(ctx, keys.Workflow(wf)).Err())
 	}
+	// awaitApproval puts the goal's claim in (or back out of) the state a
+	// decision applies to, as the orchestrator would.
+	awaitApproval := func(waiting bool) {
+		t.Helper()
+		status := blackboard.ClaimPendingConsensus
+		if waiting {
+			status = blackboard.ClaimPendingApproval
+		}
+		if err := orchRaw.HSet(ctx, keys.Claim(claimID), "status", string(status)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, bb := range map[string]*blackboard.Client{cubName: cub, readerName: reader} {
 		_, err := bb.EndWorkflow(ctx, wf, blackboard.WorkflowFailed, "a cub says so", -1)
 		refused(name, "the end_workflow script (as an operator)", err)
@@ -159,8 +171,12 @@ func TestACLUsersThroughTheScripts(t *testing.T) {
 		refused(name, "the end_workflow script (with the leader's epoch)", err)
 		_, err = bb.Pause(ctx, name, "a cub pauses", blackboard.ControlFromCLI)
 		refused(name, "the control script (pause)", err)
+		// The decision is checked against the claim first; a claim that
+		// waits for approval gets as far as the script.
+		awaitApproval(true)
 		err = bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: wf, Decision: blackboard.ApprovalApproved,
 			By: "a cub", Channel: blackboard.ChannelCLI})
+		awaitApproval(false)
 		refused(name, "the decide_approval script", err)
 		_, err = bb.RetryClaim(ctx, claimID, name)
 		refused(name, "the retry_claim script", err)
