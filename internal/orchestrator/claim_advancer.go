@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -653,20 +654,8 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	}
 	attempt := cl.Attempts + 1
 	token := strconv.Itoa(attempt)
-	t := blackboard.Transition{
-		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
-		Set: blackboard.ClaimPatch{Attempts: attempt}, Grants: map[string]string{},
-		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
-		Gate: a.gate(),
-	}
-	kind := cl.GrantKind()
-	for _, agent := range lost {
-		t.Grants[agent] = token
-		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
-		t.Events = append(t.Events, a.event(blackboard.EventLeaseLost, cl, agent, map[string]string{
-			"attempt": token, "max_attempts": strconv.Itoa(a.set.MaxGrantAttempts),
-		}))
-	}
+	t := a.regrant(cl, lost, token, blackboard.ClaimPatch{Attempts: attempt}, blackboard.EventLeaseLost,
+		map[string]string{"attempt": token, "max_attempts": strconv.Itoa(a.set.MaxGrantAttempts)})
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
 	return a.transition(ctx, t)
 }
@@ -690,9 +679,20 @@ func grantHandedBack(mark, current string, handBacks int) bool {
 func (a *ClaimAdvancer) grantAgain(ctx context.Context, cl *blackboard.Claim, agents []string) error {
 	n := cl.HandBacks + 1
 	token := fmt.Sprintf("%d.%d", cl.Attempts, n)
+	t := a.regrant(cl, agents, token, blackboard.ClaimPatch{HandBacks: n}, blackboard.EventGrantHandedBack,
+		map[string]string{"token": token, "handbacks": strconv.Itoa(n)})
+	a.m.GrantsHandedBack.Add(float64(len(agents)))
+	a.log.Info().Str("claim_id", cl.ID).Strs("agents", agents).Str("token", token).Msg("grant handed back by a draining cub; granting again without counting an attempt")
+	return a.transition(ctx, t)
+}
+
+// regrant is the transition that grants the claim's current work again
+// to agents under token, with patch and one event of type ev (fields
+// copied per agent) each, the lease check armed.
+func (a *ClaimAdvancer) regrant(cl *blackboard.Claim, agents []string, token string, patch blackboard.ClaimPatch, ev blackboard.EventType, fields map[string]string) blackboard.Transition {
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
-		Set: blackboard.ClaimPatch{HandBacks: n}, Grants: map[string]string{},
+		Set: patch, Grants: map[string]string{},
 		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
 		Gate: a.gate(),
 	}
@@ -700,13 +700,9 @@ func (a *ClaimAdvancer) grantAgain(ctx context.Context, cl *blackboard.Claim, ag
 	for _, agent := range agents {
 		t.Grants[agent] = token
 		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, kind, token))
-		t.Events = append(t.Events, a.event(blackboard.EventGrantHandedBack, cl, agent, map[string]string{
-			"token": token, "handbacks": strconv.Itoa(n),
-		}))
+		t.Events = append(t.Events, a.event(ev, cl, agent, maps.Clone(fields)))
 	}
-	a.m.GrantsHandedBack.Add(float64(len(agents)))
-	a.log.Info().Str("claim_id", cl.ID).Strs("agents", agents).Str("token", token).Msg("grant handed back by a draining cub; granting again without counting an attempt")
-	return a.transition(ctx, t)
+	return t
 }
 
 // gate is the scheduler gate of a granting step of a regular claim.

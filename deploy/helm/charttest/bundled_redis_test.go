@@ -208,6 +208,13 @@ func TestBundledRedisRunsWithTheChartsUsers(t *testing.T) {
 // objects it prints.
 func render(t *testing.T, values string) []object {
 	t.Helper()
+	return decodeManifests(t, helmTemplate(t, "--set", values), func(o object) bool { return o.Kind != "" })
+}
+
+// helmTemplate runs helm template on the chart with args (values) and
+// returns what it prints; the helm binary is built first if needed.
+func helmTemplate(t *testing.T, args ...string) []byte {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
@@ -217,22 +224,29 @@ func render(t *testing.T, values string) []object {
 		t.Fatalf("make %s: %v\n%s", helm, err, res)
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(helm, "template", "t", filepath.Join(root, "deploy", "helm", "sett"), "--set", values)
+	cmd := exec.Command(helm, append([]string{"template", "t", filepath.Join(root, "deploy", "helm", "sett")}, args...)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helm template --set %s: %v\n%s", values, err, stderr.String())
+		t.Fatalf("helm template %v: %v\n%s", args, err, stderr.String())
 	}
-	var objs []object
+	return out
+}
+
+// decodeManifests decodes every YAML document of out into T and keeps
+// those keep accepts (helm prints empty documents between templates).
+func decodeManifests[T any](t *testing.T, out []byte, keep func(T) bool) []T {
+	t.Helper()
+	var objs []T
 	dec := yaml.NewDecoder(bytes.NewReader(out))
 	for {
-		var o object
+		var o T
 		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("helm template output: %v", err)
 		}
-		if o.Kind != "" {
+		if keep(o) {
 			objs = append(objs, o)
 		}
 	}

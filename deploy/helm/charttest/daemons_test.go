@@ -1,10 +1,7 @@
 package charttest
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/settdev/sett/internal/acl"
 	"github.com/settdev/sett/internal/eventually"
@@ -285,35 +280,7 @@ func dumpLogs(t *testing.T, dir string) {
 // renderFile runs helm template with a values file.
 func renderFile(t *testing.T, values string) []manifest {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm := filepath.Join(root, "bin", "tools", "helm")
-	if res, err := exec.Command("make", "-s", "-C", root, helm).CombinedOutput(); err != nil {
-		t.Fatalf("make %s: %v\n%s", helm, err, res)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(helm, "template", "t", filepath.Join(root, "deploy", "helm", "sett"), "-f", values)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm template -f %s: %v\n%s", values, err, stderr.String())
-	}
-	var objs []manifest
-	dec := yaml.NewDecoder(bytes.NewReader(out))
-	for {
-		var o manifest
-		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("helm template output: %v", err)
-		}
-		if o.Kind != "" {
-			objs = append(objs, o)
-		}
-	}
-	return objs
+	return decodeManifests(t, helmTemplate(t, "-f", values), func(o manifest) bool { return o.Kind != "" })
 }
 
 func manifestNamed(t *testing.T, objs []manifest, kind, name string) manifest {
