@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -107,8 +108,10 @@ func writeApprovalsTable(w io.Writer, style outputStyle, views []approvalView) e
 type decisionFlags struct {
 	by     string
 	reason string
-	wait   time.Duration
-	output string
+	// reasonOptional: no reason given, and the learner works it out.
+	reasonOptional bool
+	wait           time.Duration
+	output         string
 }
 
 func newApproveCmd(app *App) *cobra.Command {
@@ -133,17 +136,23 @@ recorded with who (--by, default $USER), when and through which channel.`,
 func newRejectCmd(app *App) *cobra.Command {
 	var f decisionFlags
 	cmd := &cobra.Command{
-		Use:   "reject ID --reason TEXT [--by NAME]",
+		Use:   "reject ID [--reason TEXT] [--by NAME]",
 		Short: "Reject an artefact that waits for a human decision",
 		Long: `Reject the artefact ID with a reason. What follows is approvals.on_reject:
 'end' (the default) ends the workflow as rejected; 'rework' sends the
 artefact back to the agent that produced it with your reason as feedback.
 Either way Sett learns from the rejection: the learner agent (or, without
-one, your reason) adds a line to Agent_Memory.md that every agent reads.`,
+one, your reason) adds a line to Agent_Memory.md that every agent reads.
+The reason may be left out when sett.yml names a learner
+(orchestrator.learner): it works the learning out from the artefact and
+the goal, as for a plan moved to the vault's Rejected/ folder.`,
 		Args: exactArgs(1, "give the id of the artefact to reject (see `sett approvals`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(f.reason) == "" {
-				return usageError("a rejection needs --reason TEXT: it is the feedback the author gets and what Sett learns from")
+				if !learnerConfigured(app) {
+					return usageError("a rejection needs --reason TEXT: it is the feedback the author gets and what Sett learns from (it is optional only when sett.yml names a learner, orchestrator.learner)")
+				}
+				f.reasonOptional = true
 			}
 			return runDecision(cmd, app, args[0], blackboard.ApprovalRejected, f)
 		},
@@ -155,7 +164,7 @@ one, your reason) adds a line to Agent_Memory.md that every agent reads.`,
 func addDecisionFlags(cmd *cobra.Command, app *App, f *decisionFlags, reason bool) {
 	cmd.Flags().StringVar(&f.by, "by", "", "who decides (default: $USER)")
 	if reason {
-		cmd.Flags().StringVar(&f.reason, "reason", "", "why it is rejected (required)")
+		cmd.Flags().StringVar(&f.reason, "reason", "", "why it is rejected (required unless a learner is configured)")
 	}
 	cmd.Flags().DurationVar(&f.wait, "wait", 10*time.Second, "how long to wait for the orchestrator to act on the decision (0: do not wait)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
@@ -205,7 +214,7 @@ func runDecision(cmd *cobra.Command, app *App, ref string, decision blackboard.A
 		return err
 	}
 	err = bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: artefactID, Decision: decision, By: by,
-		Channel: blackboard.ChannelCLI, Reason: f.reason})
+		Channel: blackboard.ChannelCLI, Reason: f.reason, ReasonOptional: f.reasonOptional})
 	if err != nil {
 		return decisionError(ctx, bb, artefactID, err)
 	}
@@ -322,4 +331,12 @@ func waitApplied(ctx context.Context, bb *blackboard.Client, claimID, since stri
 			since = e.StreamID
 		}
 	}
+}
+
+// learnerConfigured reports whether the instance's sett.yml names a
+// learner, which works out the learning of a rejection given without a
+// reason.
+func learnerConfigured(app *App) bool {
+	cfg, _, err := config.Load(configPathIn(app.Workspace()))
+	return err == nil && cfg.Orchestrator.Learner != ""
 }

@@ -21,7 +21,11 @@ func howToDecide(id string, learner bool) string {
 	} else {
 		s.WriteString("- **Reject**: move this file to `Rejected/`, or set `approval_status: rejected` above, and say why in `reason:` above or under `## Reason` below. The reason is what Sett learns from.\n")
 	}
-	fmt.Fprintf(&s, "- Or in a terminal: `sett approve %s` / `sett reject %s --reason \"...\"`.\n", id, id)
+	if learner {
+		fmt.Fprintf(&s, "- Or in a terminal: `sett approve %s` / `sett reject %s [--reason \"...\"]`.\n", id, id)
+	} else {
+		fmt.Fprintf(&s, "- Or in a terminal: `sett approve %s` / `sett reject %s --reason \"...\"`.\n", id, id)
+	}
 	s.WriteString("\nYour name goes in `decided_by:` (optional). This decision is for exactly this version; if a newer one appears, decide that one.\n")
 	s.WriteString("\n## Reason\n\n")
 	return s.String()
