@@ -345,7 +345,7 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 	if err != nil {
 		return err
 	}
-	for _, a := range leafArtefacts(arts) {
+	for _, a := range blackboard.FinalArtefacts(arts) {
 		res.FinalArtefacts = append(res.FinalArtefacts, finalArtefact{
 			ID: a.ID, ShortID: shortID(a.ID), Type: a.Type, StructuralType: string(a.StructuralType), Summary: a.Summary,
 		})
@@ -396,31 +396,6 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 		t.row(cell{text: "  " + a.Type}, cell{text: a.ShortID}, cell{text: a.StructuralType, colour: sc}, cell{text: ellipsis(a.Summary, 80)})
 	}
 	_ = t.flush()
-}
-
-// leafArtefacts returns a workflow's final results: the artefacts that no
-// other artefact of the set builds on, oldest first. Reviews are left out
-// on both sides — they judge work rather than build on it — so an approved
-// plan is a result and its approving review is not; a superseded version is
-// cited by its rework and drops out.
-func leafArtefacts(arts []*blackboard.Artefact) []*blackboard.Artefact {
-	cited := map[string]bool{}
-	for _, a := range arts {
-		if a.StructuralType == blackboard.StructuralReview {
-			continue
-		}
-		for _, s := range a.SourceArtefacts {
-			cited[s] = true
-		}
-	}
-	var out []*blackboard.Artefact
-	for _, a := range arts {
-		if !cited[a.ID] && a.StructuralType != blackboard.StructuralReview {
-			out = append(out, a)
-		}
-	}
-	sortOldestFirst(out)
-	return out
 }
 
 // sortOldestFirst orders artefacts by creation time, then id.

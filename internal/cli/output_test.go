@@ -153,20 +153,6 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-func TestLeafArtefactsAreTheUncited(t *testing.T) {
-	a := func(id string, ms int64, src ...string) *blackboard.Artefact {
-		return &blackboard.Artefact{ID: id, CreatedAtMs: ms, SourceArtefacts: src}
-	}
-	goal, v1, review, v2, approve := a("g", 1), a("p1", 2, "g"), a("r1", 3, "p1"), a("p2", 4, "p1", "r1"), a("r2", 5, "p2")
-	leaves := leafArtefacts([]*blackboard.Artefact{approve, v2, goal, review, v1})
-	if len(leaves) != 1 || leaves[0] != approve {
-		t.Errorf("leaves = %v, want only the approving review", leaves)
-	}
-	if got := leafArtefacts([]*blackboard.Artefact{goal}); len(got) != 1 || got[0] != goal {
-		t.Errorf("a lone goal is its own final artefact, got %v", got)
-	}
-}
-
 func TestWorkflowProgressFollowsEvents(t *testing.T) {
 	wf := "w"
 	p := newWorkflowProgress(wf)

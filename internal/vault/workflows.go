@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -180,9 +179,8 @@ func (b *Bridge) finishTask(ctx context.Context, f *vaultFile, wf *blackboard.Wo
 	return nil
 }
 
-// finalArtefacts are the workflow's artefacts no other non-review
-// artefact builds on, oldest first (the goal excluded when anything else
-// exists).
+// finalArtefacts are the workflow's final artefacts
+// (blackboard.FinalArtefacts) but its goal, which the task file holds.
 func (b *Bridge) finalArtefacts(ctx context.Context, workflowID string) ([]*blackboard.Artefact, error) {
 	var all []*blackboard.Artefact
 	q := blackboard.PageQuery{WorkflowID: workflowID, Limit: 1000}
@@ -205,27 +203,13 @@ func (b *Bridge) finalArtefacts(ctx context.Context, workflowID string) ([]*blac
 		}
 		q.Cursor = page.Next
 	}
-	cited := map[string]bool{}
-	for _, a := range all {
-		if a.StructuralType == blackboard.StructuralReview {
-			continue
-		}
-		for _, s := range a.SourceArtefacts {
-			cited[s] = true
-		}
-	}
+	// The task file holds the goal already: its outcome lists the work.
 	var out []*blackboard.Artefact
-	for _, a := range all {
-		if !cited[a.ID] && a.StructuralType != blackboard.StructuralReview && !a.IsGoal() {
+	for _, a := range blackboard.FinalArtefacts(all) {
+		if !a.IsGoal() {
 			out = append(out, a)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedAtMs != out[j].CreatedAtMs {
-			return out[i].CreatedAtMs < out[j].CreatedAtMs
-		}
-		return out[i].ID < out[j].ID
-	})
 	return out, nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"testing"
 	"time"
 
