@@ -37,6 +37,7 @@ var figureOrder = []string{
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
 	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
+	"redis_cpu_per_claim_1_agent", "redis_cpu_floor_per_claim_1_agent", "redis_cpu_per_claim_5_agents", "redis_cpu_floor_per_claim_5_agents",
 	"throughput_200_goals", "throughput_200_goals_tcp", "throughput_200_goals_cluster", "throughput_200_goals_tls",
 	"end_to_end_review_exclusive", "feedback_claim_after_last_review",
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
