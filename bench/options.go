@@ -67,6 +67,15 @@ type Options struct {
 	// 300 and 6, as on the single plaintext node they are compared with.
 	TopologyHopSamples       int `json:"topology_hop_samples"`
 	TopologyThroughputRounds int `json:"topology_throughput_rounds"`
+	// ScaleInFlight are the numbers of workflows parked (on approvals)
+	// while a fresh goal is timed, in increasing order; ScaleAgents the
+	// numbers of agents alive. At each level: ScaleHops hops (or what fits
+	// in 8 s) and one throughput round of ScaleGoals goals. Default
+	// 10/1000/10000, 1/10/100, 100 and 200.
+	ScaleInFlight []int `json:"scale_in_flight"`
+	ScaleAgents   []int `json:"scale_agents"`
+	ScaleHops     int   `json:"scale_hops"`
+	ScaleGoals    int   `json:"scale_goals"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -100,6 +109,7 @@ func DefaultOptions() Options {
 		VaultSamples:       100,
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
+		ScaleInFlight: []int{10, 1000, 10000}, ScaleAgents: []int{1, 10, 100}, ScaleHops: 100, ScaleGoals: 200,
 	}
 }
 
@@ -124,6 +134,7 @@ func SmokeOptions() Options {
 		// on/off comparison of TestRetentionScenario was a coin toss.
 		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
+		ScaleInFlight: []int{2, 20}, ScaleAgents: []int{1, 3}, ScaleHops: 3, ScaleGoals: 6,
 	}
 }
 
@@ -153,6 +164,14 @@ func (o Options) withDefaults() Options {
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	set(&o.TopologyHopSamples, d.TopologyHopSamples)
 	set(&o.TopologyThroughputRounds, d.TopologyThroughputRounds)
+	set(&o.ScaleHops, d.ScaleHops)
+	set(&o.ScaleGoals, d.ScaleGoals)
+	if len(o.ScaleInFlight) == 0 {
+		o.ScaleInFlight = d.ScaleInFlight
+	}
+	if len(o.ScaleAgents) == 0 {
+		o.ScaleAgents = d.ScaleAgents
+	}
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

@@ -25,7 +25,10 @@ type runner struct {
 	// for the round-trip shapes.
 	scriptNames map[string]string
 	figures     map[string]Figure
-	report      *Report
+	// added is the order figures were added in: those not in figureOrder
+	// (the scale curves, whose names depend on the options) follow it.
+	added  []string
+	report *Report
 	// longIdleStack is the stack the idle-long step reads, started
 	// before the other steps.
 	longIdleStack *longIdleStack
@@ -115,6 +118,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 			r.report.Figures = append(r.report.Figures, f)
 		}
 	}
+	for _, name := range r.added {
+		if !slices.Contains(figureOrder, name) {
+			r.report.Figures = append(r.report.Figures, r.figures[name])
+		}
+	}
 	if floor, ok := r.figures["tool_start_floor"]; ok {
 		for _, name := range []string{"hop_1_agent", "hop_5_agents"} {
 			if hop, ok := r.figures[name]; ok {
@@ -150,6 +158,8 @@ func (r *runner) steps() []step {
 		{"recovery", "orchestrator recovery", r.recovery},
 		{"vault", "vault", r.vaultLatency},
 		{"retention", "retention", r.retention},
+		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
+		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }
@@ -178,7 +188,12 @@ func (r *runner) progress(format string, args ...any) {
 	fmt.Fprintf(r.opts.Progress, "bench: "+format+"\n", args...)
 }
 
-func (r *runner) add(f Figure) { r.figures[f.Name] = f }
+func (r *runner) add(f Figure) {
+	if _, ok := r.figures[f.Name]; !ok {
+		r.added = append(r.added, f.Name)
+	}
+	r.figures[f.Name] = f
+}
 
 func (r *runner) note(format string, args ...any) {
 	r.report.Notes = append(r.report.Notes, fmt.Sprintf(format, args...))
