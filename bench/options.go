@@ -76,6 +76,11 @@ type Options struct {
 	ScaleAgents   []int `json:"scale_agents"`
 	ScaleHops     int   `json:"scale_hops"`
 	ScaleGoals    int   `json:"scale_goals"`
+	// AsynqSamples sequential tasks are timed on asynq with a 1 ms poll
+	// interval, AsynqDefaultSamples with its default configuration (about
+	// a second each). Default 300 and 8.
+	AsynqSamples        int `json:"asynq_samples"`
+	AsynqDefaultSamples int `json:"asynq_default_samples"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -110,6 +115,7 @@ func DefaultOptions() Options {
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
 		ScaleInFlight: []int{10, 1000, 10000}, ScaleAgents: []int{1, 10, 100}, ScaleHops: 100, ScaleGoals: 200,
+		AsynqSamples: 300, AsynqDefaultSamples: 8,
 	}
 }
 
@@ -135,6 +141,7 @@ func SmokeOptions() Options {
 		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
 		ScaleInFlight: []int{2, 20}, ScaleAgents: []int{1, 3}, ScaleHops: 3, ScaleGoals: 6,
+		AsynqSamples: 3, AsynqDefaultSamples: 1,
 	}
 }
 
@@ -164,6 +171,8 @@ func (o Options) withDefaults() Options {
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	set(&o.TopologyHopSamples, d.TopologyHopSamples)
 	set(&o.TopologyThroughputRounds, d.TopologyThroughputRounds)
+	set(&o.AsynqSamples, d.AsynqSamples)
+	set(&o.AsynqDefaultSamples, d.AsynqDefaultSamples)
 	set(&o.ScaleHops, d.ScaleHops)
 	set(&o.ScaleGoals, d.ScaleGoals)
 	if len(o.ScaleInFlight) == 0 {

@@ -42,6 +42,8 @@ var figureOrder = []string{
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
 	"redis_cpu_per_claim_1_agent", "redis_cpu_floor_per_claim_1_agent", "redis_cpu_per_claim_5_agents", "redis_cpu_floor_per_claim_5_agents",
 	"throughput_200_goals", "throughput_200_goals_tcp", "throughput_200_goals_cluster", "throughput_200_goals_tls",
+	"asynq_enqueue_to_handler", "asynq_enqueue_to_handler_default", "asynq_throughput", "asynq_redis_cpu_per_task",
+	"ratio_asynq_latency", "ratio_asynq_latency_default", "ratio_asynq_throughput", "ratio_asynq_redis_cpu",
 	"end_to_end_review_exclusive", "feedback_claim_after_last_review",
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"hoard_first_page_100k", "resolve_short_id_100k",
@@ -113,6 +115,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		}
 		r.progress("%s done in %s", step.name, time.Since(t).Round(time.Millisecond))
 	}
+	r.asynqRatios()
 	for _, name := range figureOrder {
 		if f, ok := r.figures[name]; ok {
 			r.report.Figures = append(r.report.Figures, f)
@@ -158,6 +161,7 @@ func (r *runner) steps() []step {
 		{"recovery", "orchestrator recovery", r.recovery},
 		{"vault", "vault", r.vaultLatency},
 		{"retention", "retention", r.retention},
+		{"asynq", "asynq side by side (bench/asynq)", r.asynqSideBySide},
 		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
 		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
