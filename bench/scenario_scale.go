@@ -55,31 +55,43 @@ func (r *runner) scaleInFlight(ctx context.Context) error {
 	}
 	levels := map[int]scaleLevel{}
 	parked := 0
-	mem0, err := usedMemory(ctx, s.Raw)
-	if err != nil {
-		return err
-	}
-	var memPer []string
+	var memPer, evNotes []string
 	for _, n := range r.opts.ScaleInFlight {
 		if n > parked {
+			mem0, err := usedMemory(ctx, s.Raw)
+			if err != nil {
+				return err
+			}
 			t := time.Now()
 			if err := parkWorkflows(ctx, s, parked, n); err != nil {
 				return err
 			}
 			r.progress("scale: %d workflows parked on approvals in %s", n, time.Since(t).Round(time.Millisecond))
-			parked = n
 			mem, err := usedMemory(ctx, s.Raw)
 			if err != nil {
 				return err
 			}
-			memPer = append(memPer, fmt.Sprintf("%d in flight: %.0f B each", n, float64(mem-mem0)/float64(n)))
+			memPer = append(memPer, fmt.Sprintf("%d → %d in flight: %.0f B each", parked, n, float64(mem-mem0)/float64(n-parked)))
+			parked = n
+		}
+		e0, err := eventLog(ctx, s)
+		if err != nil {
+			return err
 		}
 		lv, err := r.scaleLevel(ctx, s, 1)
 		if err != nil {
 			return fmt.Errorf("%d in flight: %w", n, err)
 		}
 		levels[n] = lv
+		e1, err := eventLog(ctx, s)
+		if err != nil {
+			return err
+		}
+		goals := lv.hopCount + r.opts.ScaleGoals
+		evNotes = append(evNotes, fmt.Sprintf("%d in flight: %.1f entries and %.0f bytes per one-hop workflow, %.0f bytes per entry",
+			n, float64(e1.entries-e0.entries)/float64(goals), float64(e1.bytes-e0.bytes)/float64(goals), float64(e1.bytes)/float64(max(e1.entries, 1))))
 	}
+	r.note("scale: the events stream (the audit log `sett watch` replays), MEMORY USAGE and XLEN around each level's goals: %s", strings.Join(evNotes, "; "))
 	r.addScaleCurve("inflight", "workflows in flight", r.opts.ScaleInFlight, levels,
 		"a fresh goal's one-hop workflow on a stack of one agent (max_concurrent %d) while N workflows are parked on approvals "+
 			"(root artefacts of a gated type: the orchestrator gave each a claim pending approval)")
@@ -271,6 +283,22 @@ func parkWorkflows(ctx context.Context, s *stack, from, to int) error {
 			return err
 		}
 	}
+}
+
+type eventLogSize struct{ entries, bytes int64 }
+
+// eventLog reads the length and the memory of the events stream.
+func eventLog(ctx context.Context, s *stack) (eventLogSize, error) {
+	key := "sett:" + s.Instance + ":events"
+	n, err := s.Raw.XLen(ctx, key).Result()
+	if err != nil {
+		return eventLogSize{}, fmt.Errorf("bench: XLEN %s: %w", key, err)
+	}
+	b, err := s.Raw.MemoryUsage(ctx, key, 0).Result() // SAMPLES 0: every node
+	if err != nil {
+		return eventLogSize{}, fmt.Errorf("bench: MEMORY USAGE %s: %w", key, err)
+	}
+	return eventLogSize{n, b}, nil
 }
 
 // usedMemory is INFO memory used_memory, in bytes.
