@@ -96,7 +96,7 @@ type Options struct {
 	Progress io.Writer `json:"-"`
 }
 
-// DefaultOptions are the counts of `make bench`: about three minutes on a
+// DefaultOptions are the counts of `make bench`: about four minutes on a
 // 2-core machine.
 func DefaultOptions() Options {
 	return Options{
