@@ -103,6 +103,16 @@ func (r *runner) scaleInFlight(ctx context.Context) error {
 // for each M of ScaleAgents: M cubs, every one bidding by its rules
 // (exclusive on goals), the lowest name winning.
 func (r *runner) scaleAgents(ctx context.Context) error {
+	if err := r.scaleAgentsCurve(ctx, "agents", "agents alive", "", false); err != nil {
+		return err
+	}
+	return r.scaleAgentsCurve(ctx, "agents_decided", "agents alive, rule bids decided", ", decide_rule_bids: true", true)
+}
+
+// scaleAgentsCurve is one agents curve; decided sets
+// orchestrator.decide_rule_bids, so that the orchestrator records the
+// agents' rule bids instead of asking them.
+func (r *runner) scaleAgentsCurve(ctx context.Context, key, what, orchestrator string, decided bool) error {
 	levels := map[int]scaleLevel{}
 	for _, m := range r.opts.ScaleAgents {
 		t := time.Now()
@@ -110,7 +120,7 @@ func (r *runner) scaleAgents(ctx context.Context) error {
 		for i := range agents {
 			agents[i].name = fmt.Sprintf("noop-%03d", i+1) // noop-001 sorts first, wins
 		}
-		s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("scale-agents-%d", m), agents: agents})
+		s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("scale-%s-%d", strings.ReplaceAll(key, "_", "-"), m), agents: agents, orchestrator: orchestrator})
 		if err != nil {
 			return err
 		}
@@ -122,15 +132,22 @@ func (r *runner) scaleAgents(ctx context.Context) error {
 					return scaleLevel{}, err
 				}
 			}
-			return r.scaleLevel(ctx, s, m)
+			bids := m
+			if decided {
+				bids = 0 // recorded by the orchestrator: no bid_submitted events
+			}
+			return r.scaleLevel(ctx, s, bids)
 		}()
 		if err != nil {
 			return fmt.Errorf("%d agents: %w", m, err)
 		}
 		levels[m] = lv
 	}
-	r.addScaleCurve("agents", "agents alive", r.opts.ScaleAgents, levels,
-		"a fresh goal's one-hop workflow with M agents alive, each its own cub bidding by its rules (exclusive on goals, max_concurrent %d), the lowest name winning")
+	how := "a fresh goal's one-hop workflow with M agents alive, each its own cub answering bid requests from its rules (exclusive on goals, max_concurrent %d), the lowest name winning"
+	if decided {
+		how = "a fresh goal's one-hop workflow with M agents alive (exclusive on goals, max_concurrent %d) and orchestrator.decide_rule_bids: the orchestrator records their rule bids at claim creation and grants the lowest name; no agent is asked"
+	}
+	r.addScaleCurve(key, what, r.opts.ScaleAgents, levels, how)
 	return nil
 }
 

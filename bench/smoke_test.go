@@ -36,7 +36,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The scale curves: hop, throughput and Redis CPU per level.
-	scale := 3 * (len(opts.ScaleInFlight) + len(opts.ScaleAgents))
+	scale := 3 * (len(opts.ScaleInFlight) + 2*len(opts.ScaleAgents))
 	if len(rep.Figures) != len(figureOrder)+scale {
 		t.Errorf("%d figures, want %d", len(rep.Figures), len(figureOrder)+scale)
 	}
@@ -57,7 +57,7 @@ func TestSmoke(t *testing.T) {
 	for _, name := range []string{"hop_stages_1", "hop_stages_5", "hop_stages_1_tcp", "hop_stages_1_cluster", "hop_stages_1_tls",
 		"throughput_cpu", "throughput_redis_time",
 		"round_trips_1", "round_trips_5", "redis_commands_1", "redis_commands_5",
-		"redis_time_claim_1_agent", "redis_time_claim_5_agents", "scale_commands_inflight", "scale_commands_agents"} {
+		"redis_time_claim_1_agent", "redis_time_claim_5_agents", "scale_commands_inflight", "scale_commands_agents", "scale_commands_agents_decided"} {
 		found := false
 		for _, b := range rep.Breakdowns {
 			if b.Name == name {

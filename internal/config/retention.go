@@ -5,7 +5,7 @@ import "time"
 // Retention defaults (retention in sett.yml). sett.yml.example documents
 // each one next to its key.
 const (
-	DefaultRetentionWorkflows    = Duration(168 * time.Hour)
+	DefaultRetentionWorkflows = Duration(168 * time.Hour)
 	// The events stream costs about 240 bytes per entry and 10 entries per
 	// one-hop workflow (make bench, scale-inflight): 250 000 entries are
 	// about 60 MB, the events of 25 000 one-hop workflows. Events live as
