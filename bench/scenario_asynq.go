@@ -43,8 +43,8 @@ func (r *runner) asynqSideBySide(ctx context.Context) error {
 		"-tasks", strconv.Itoa(o.ThroughputGoals), "-rounds", strconv.Itoa(o.ThroughputRounds),
 		"-concurrency", strconv.Itoa(o.ThroughputMaxConcurrent))
 	cmd.Dir = filepath.Join(r.root, "bench", "asynq")
-	// Its own module: no workspace, and the module proxy for asynq.
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	// Its own module (its go.sum pins asynq), outside any workspace.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
