@@ -74,6 +74,20 @@ type Options struct {
 	// 300 and 6, as on the single plaintext node they are compared with.
 	TopologyHopSamples       int `json:"topology_hop_samples"`
 	TopologyThroughputRounds int `json:"topology_throughput_rounds"`
+	// ScaleInFlight are the numbers of workflows parked (on approvals)
+	// while a fresh goal is timed, in increasing order; ScaleAgents the
+	// numbers of agents alive. At each level: ScaleHops hops (or what fits
+	// in 8 s) and one throughput round of ScaleGoals goals. Default
+	// 10/1000/10000, 1/10/100, 100 and 200.
+	ScaleInFlight []int `json:"scale_in_flight"`
+	ScaleAgents   []int `json:"scale_agents"`
+	ScaleHops     int   `json:"scale_hops"`
+	ScaleGoals    int   `json:"scale_goals"`
+	// AsynqSamples sequential tasks are timed on asynq with a 1 ms poll
+	// interval, AsynqDefaultSamples with its default configuration (about
+	// a second each). Default 300 and 8.
+	AsynqSamples        int `json:"asynq_samples"`
+	AsynqDefaultSamples int `json:"asynq_default_samples"`
 	// WorkDir holds binaries, configurations, Redis data and process
 	// logs; empty means a new temporary directory, removed afterwards
 	// unless KeepWorkDir.
@@ -89,7 +103,7 @@ type Options struct {
 	Progress io.Writer `json:"-"`
 }
 
-// DefaultOptions are the counts of `make bench`: about three minutes on a
+// DefaultOptions are the counts of `make bench`: about four minutes on a
 // 2-core machine.
 func DefaultOptions() Options {
 	return Options{
@@ -108,6 +122,8 @@ func DefaultOptions() Options {
 		VaultSettleSamples: 20, VaultSettle: time.Duration(config.DefaultVaultSettle),
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
+		ScaleInFlight: []int{10, 1000, 10000}, ScaleAgents: []int{1, 10, 100}, ScaleHops: 100, ScaleGoals: 200,
+		AsynqSamples: 300, AsynqDefaultSamples: 8,
 	}
 }
 
@@ -133,6 +149,8 @@ func SmokeOptions() Options {
 		// on/off comparison of TestRetentionScenario was a coin toss.
 		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
+		ScaleInFlight: []int{2, 20}, ScaleAgents: []int{1, 3}, ScaleHops: 3, ScaleGoals: 6,
+		AsynqSamples: 3, AsynqDefaultSamples: 1,
 	}
 }
 
@@ -166,6 +184,16 @@ func (o Options) withDefaults() Options {
 	set(&o.RetentionWorkflows, d.RetentionWorkflows)
 	set(&o.TopologyHopSamples, d.TopologyHopSamples)
 	set(&o.TopologyThroughputRounds, d.TopologyThroughputRounds)
+	set(&o.AsynqSamples, d.AsynqSamples)
+	set(&o.AsynqDefaultSamples, d.AsynqDefaultSamples)
+	set(&o.ScaleHops, d.ScaleHops)
+	set(&o.ScaleGoals, d.ScaleGoals)
+	if len(o.ScaleInFlight) == 0 {
+		o.ScaleInFlight = d.ScaleInFlight
+	}
+	if len(o.ScaleAgents) == 0 {
+		o.ScaleAgents = d.ScaleAgents
+	}
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = d.IdleWindow
 	}

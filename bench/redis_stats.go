@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,14 +24,28 @@ type redisStats struct {
 	Reads int64
 	// Calls is calls per command (cmdstat_<name>).
 	Calls map[string]int64
+	// Usec is Redis' own execution time per command (cmdstat_<name>
+	// usec=), in µs: a script's includes the commands it runs, which have
+	// their own rows too.
+	Usec map[string]int64
+	// CPU is used_cpu_sys + used_cpu_user of the main thread and its
+	// helpers (INFO cpu), in µs: everything the server spent, socket I/O
+	// and event loop included.
+	CPU int64
 }
 
 // Sub returns s - prev.
 func (s redisStats) Sub(prev redisStats) redisStats {
-	d := redisStats{Commands: s.Commands - prev.Commands, Reads: s.Reads - prev.Reads, Calls: map[string]int64{}}
+	d := redisStats{Commands: s.Commands - prev.Commands, Reads: s.Reads - prev.Reads, CPU: s.CPU - prev.CPU,
+		Calls: map[string]int64{}, Usec: map[string]int64{}}
 	for k, v := range s.Calls {
 		if n := v - prev.Calls[k]; n != 0 {
 			d.Calls[k] = n
+		}
+	}
+	for k, v := range s.Usec {
+		if n := v - prev.Usec[k]; n != 0 {
+			d.Usec[k] = n
 		}
 	}
 	return d
@@ -41,7 +56,7 @@ func (s redisStats) Sub(prev redisStats) redisStats {
 // The harness reads INFO with go-redis directly: it is an operator's
 // diagnostic, not blackboard data, so it has no place in pkg/blackboard.
 func readRedisStats(ctx context.Context, rdb *redis.Client) (redisStats, error) {
-	text, err := rdb.Info(ctx, "stats", "commandstats").Result()
+	text, err := rdb.Info(ctx, "stats", "commandstats", "cpu").Result()
 	if err != nil {
 		return redisStats{}, fmt.Errorf("bench: INFO: %w", err)
 	}
@@ -49,7 +64,8 @@ func readRedisStats(ctx context.Context, rdb *redis.Client) (redisStats, error) 
 }
 
 func parseRedisStats(text string) redisStats {
-	s := redisStats{Calls: map[string]int64{}}
+	s := redisStats{Calls: map[string]int64{}, Usec: map[string]int64{}}
+	var cpu float64
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		name, value, ok := strings.Cut(line, ":")
@@ -61,14 +77,23 @@ func parseRedisStats(text string) redisStats {
 			s.Commands, _ = strconv.ParseInt(value, 10, 64)
 		case name == "total_reads_processed":
 			s.Reads, _ = strconv.ParseInt(value, 10, 64)
+		case name == "used_cpu_sys" || name == "used_cpu_user":
+			// Seconds with 6 decimals (getrusage of the whole process).
+			v, _ := strconv.ParseFloat(value, 64)
+			cpu += v
 		case strings.HasPrefix(name, "cmdstat_"):
+			cmd := strings.TrimPrefix(name, "cmdstat_")
 			for _, kv := range strings.Split(value, ",") {
 				if n, ok := strings.CutPrefix(kv, "calls="); ok {
-					s.Calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(n, 10, 64)
+					s.Calls[cmd], _ = strconv.ParseInt(n, 10, 64)
+				}
+				if n, ok := strings.CutPrefix(kv, "usec="); ok {
+					s.Usec[cmd], _ = strconv.ParseInt(n, 10, 64)
 				}
 			}
 		}
 	}
+	s.CPU = int64(math.Round(cpu * 1e6))
 	return s
 }
 

@@ -103,6 +103,12 @@ func (r *Report) WriteBreakdowns(w io.Writer) error {
 			return err
 		}
 	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "\nNotes")
+		for _, n := range r.Notes {
+			fmt.Fprintln(w, "- "+n)
+		}
+	}
 	return nil
 }
 

@@ -138,8 +138,31 @@ func TestShapeOf(t *testing.T) {
 func TestParseRedisStats(t *testing.T) {
 	s := parseRedisStats("# Stats\r\ntotal_commands_processed:120\r\ntotal_reads_processed:40\r\n# Commandstats\r\n" +
 		"cmdstat_evalsha:calls=7,usec=100,usec_per_call=14.29,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_client|setinfo:calls=2,usec=1,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n")
-	if s.Commands != 120 || s.Reads != 40 || s.Calls["evalsha"] != 7 || s.Calls["client|setinfo"] != 2 {
+		"cmdstat_client|setinfo:calls=2,usec=1,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n" +
+		"# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:0.000125\r\nused_cpu_sys_children:9.000000\r\n")
+	if s.Commands != 120 || s.Reads != 40 || s.Calls["evalsha"] != 7 || s.Calls["client|setinfo"] != 2 ||
+		s.Usec["evalsha"] != 100 || s.CPU != 1250125 {
 		t.Fatalf("parsed %+v", s)
+	}
+}
+
+func TestBuildFloorPrograms(t *testing.T) {
+	progs, unknown := buildFloorPrograms(map[string]float64{"hset": 2.5, "evalsha": 3, "xadd": 1, "mystery": 1}, 4, 2)
+	if len(unknown) != 1 || unknown[0] != "mystery" {
+		t.Fatalf("unknown = %v, want [mystery]", unknown)
+	}
+	counts := map[string]int{}
+	for _, p := range progs {
+		if len(p) != 2 {
+			t.Fatalf("a claim has %d round trips, want 2", len(p))
+		}
+		for _, rt := range p {
+			for _, cmd := range rt {
+				counts[cmd[0].(string)]++
+			}
+		}
+	}
+	if counts["HSET"] != 10 || counts["XADD"] != 4 || len(counts) != 2 {
+		t.Fatalf("commands over 4 claims = %v, want 10 HSET and 4 XADD", counts)
 	}
 }

@@ -25,7 +25,10 @@ type runner struct {
 	// for the round-trip shapes.
 	scriptNames map[string]string
 	figures     map[string]Figure
-	report      *Report
+	// added is the order figures were added in: those not in figureOrder
+	// (the scale curves, whose names depend on the options) follow it.
+	added  []string
+	report *Report
 	// longIdleStack is the stack the idle-long step reads, started
 	// before the other steps.
 	longIdleStack *longIdleStack
@@ -37,7 +40,10 @@ var figureOrder = []string{
 	"round_trips_per_claim_1_agent", "round_trips_per_claim_5_agents",
 	"commands_sent_per_claim_1_agent", "commands_sent_per_claim_5_agents",
 	"redis_commands_per_claim_1_agent", "redis_commands_per_claim_5_agents",
+	"redis_cpu_per_claim_1_agent", "redis_cpu_floor_per_claim_1_agent", "redis_cpu_per_claim_5_agents", "redis_cpu_floor_per_claim_5_agents",
 	"throughput_200_goals", "throughput_200_goals_tcp", "throughput_200_goals_cluster", "throughput_200_goals_tls",
+	"asynq_enqueue_to_handler", "asynq_enqueue_to_handler_default", "asynq_throughput", "asynq_redis_cpu_per_task",
+	"ratio_asynq_latency", "ratio_asynq_latency_default", "ratio_asynq_throughput", "ratio_asynq_redis_cpu",
 	"end_to_end_review_exclusive", "feedback_claim_after_last_review",
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"tool_input_bytes_rework_4_reviews", "tool_input_bytes_rework_4_reviews_no_memory",
@@ -110,9 +116,15 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		}
 		r.progress("%s done in %s", step.name, time.Since(t).Round(time.Millisecond))
 	}
+	r.asynqRatios()
 	for _, name := range figureOrder {
 		if f, ok := r.figures[name]; ok {
 			r.report.Figures = append(r.report.Figures, f)
+		}
+	}
+	for _, name := range r.added {
+		if !slices.Contains(figureOrder, name) {
+			r.report.Figures = append(r.report.Figures, r.figures[name])
 		}
 	}
 	if floor, ok := r.figures["tool_start_floor"]; ok {
@@ -151,6 +163,9 @@ func (r *runner) steps() []step {
 		{"recovery", "orchestrator recovery", r.recovery},
 		{"vault", "vault", r.vaultLatency},
 		{"retention", "retention", r.retention},
+		{"asynq", "asynq side by side (bench/asynq)", r.asynqSideBySide},
+		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
+		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }
@@ -179,7 +194,12 @@ func (r *runner) progress(format string, args ...any) {
 	fmt.Fprintf(r.opts.Progress, "bench: "+format+"\n", args...)
 }
 
-func (r *runner) add(f Figure) { r.figures[f.Name] = f }
+func (r *runner) add(f Figure) {
+	if _, ok := r.figures[f.Name]; !ok {
+		r.added = append(r.added, f.Name)
+	}
+	r.figures[f.Name] = f
+}
 
 func (r *runner) note(format string, args ...any) {
 	r.report.Notes = append(r.report.Notes, fmt.Sprintf(format, args...))

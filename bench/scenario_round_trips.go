@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ func (r *runner) countRoundTrips(ctx context.Context, agents int) error {
 	for name := range i1 {
 		idle[name] = i1[name].Sub(i0[name])
 	}
-	var rts, sent, executed, reads []float64
+	var rts, sent, executed, reads, cpu []float64
 	perProc := map[string]ProxyCounts{}
 	redisTotal := redisStats{Calls: map[string]int64{}}
 	claims := 0
@@ -101,13 +102,21 @@ func (r *runner) countRoundTrips(ctx context.Context, agents int) error {
 		sent = append(sent, float64(sum.Commands)/float64(n))
 		executed = append(executed, float64(d.Commands-harnessCmds)/float64(n))
 		reads = append(reads, float64(d.Reads-harnessReads)/float64(n))
+		// Redis' CPU (INFO cpu) less the harness's goal writes
+		// (calibrated); its event XREADs and INFOs stay in (a few µs).
+		cpu = append(cpu, float64(d.CPU-int64(n)*goalCost.CPU)/float64(n))
 		// The harness's own commands, so the breakdown is the daemons':
 		// its goal scripts, its event watcher's XREADs and its INFOs.
 		for k, v := range goalCost.Calls {
 			d.Calls[k] -= int64(n) * v
 		}
-		delete(d.Calls, "xread")
-		delete(d.Calls, "info")
+		for k, v := range goalCost.Usec {
+			d.Usec[k] -= int64(n) * v
+		}
+		for _, k := range []string{"xread", "info"} {
+			delete(d.Calls, k)
+			delete(d.Usec, k)
+		}
 		redisTotal = redisTotal.add(d)
 		claims += n
 	}
@@ -132,7 +141,74 @@ func (r *runner) countRoundTrips(ctx context.Context, agents int) error {
 	r.add(f)
 	r.report.Breakdowns = append(r.report.Breakdowns, shapeBreakdown(agents, perProc, claims), commandBreakdown(agents, redisTotal, claims),
 		idleBreakdown(agents, idle, elapsed))
+	return r.redisCPU(ctx, s, agents, cpu, redisTotal, claims, Percentile(sortedCopy(rts), 50), goalCost)
+}
+
+// redisCPU adds the Redis CPU per claim of the batches, its floor (the
+// same commands replayed without scripts) and, from one extra batch with
+// SLOWLOG at 0 µs, Redis' time per claim by script.
+func (r *runner) redisCPU(ctx context.Context, s *stack, agents int, cpu []float64, total redisStats, claims int, rtPerClaim float64, goal redisStats) error {
+	sfx, title := "1_agent", "1 agent"
+	target, checks := "≤ 100 µs (issue 34)", []Check{{Stat: StatP50, Value: 100}}
+	if agents > 1 {
+		sfx, title = fmt.Sprintf("%d_agents", agents), fmt.Sprintf("%d agents", agents)
+		target, checks = "", nil
+	}
+	perClaim := map[string]float64{}
+	for k, v := range total.Calls {
+		if v > 0 {
+			perClaim[k] = float64(v) / float64(claims)
+		}
+	}
+	var floor []float64
+	var unknown []string
+	for b := 0; b < r.opts.RoundTripBatches; b++ {
+		var programs []floorProgram
+		programs, unknown = buildFloorPrograms(perClaim, r.opts.RoundTripBatchClaims*5, int(math.Round(rtPerClaim)))
+		v, err := runFloor(ctx, s.Raw, programs)
+		if err != nil {
+			return err
+		}
+		floor = append(floor, v)
+	}
+	sampleOf := fmt.Sprintf("batches×%d claims", r.opts.RoundTripBatchClaims)
+	f := NewFigure("redis_cpu_per_claim_"+sfx, "Redis CPU per claim, "+title, "µs", sampleOf, cpu, target, checks...)
+	fl := NewFigure("redis_cpu_floor_per_claim_"+sfx, "Redis CPU per claim, floor (same commands, no scripts), "+title, "µs",
+		fmt.Sprintf("batches×%d claims", r.opts.RoundTripBatchClaims*5), floor, "")
+	f.Note = fmt.Sprintf("INFO cpu used_cpu_sys+used_cpu_user delta over a batch of one-hop goals ÷ claims, less the harness's goal writes "+
+		"(calibrated: %.0f µs each; the harness's event XREADs stay in); daemons on loopback TCP through the counting proxies. "+
+		"%.1f× the floor (p50 %s µs)", float64(goal.CPU), f.P50/fl.P50, formatValue(fl.P50))
+	fl.Note = fmt.Sprintf("the commands a claim makes Redis run (INFO commandstats per claim, script-internal ones included, EVALSHA left out) "+
+		"replayed as plain commands with representative arguments, in %d pipelines per claim (the daemons' round trips), from one client over TCP", max(int(math.Round(rtPerClaim)), 1))
+	if len(unknown) > 0 {
+		fl.Note += "; not replayed: " + strings.Join(unknown, ", ")
+	}
+	r.add(f)
+	r.add(fl)
+	// Per script: one extra batch with every command's time logged.
+	if err := startRedisTimeLog(ctx, s.Raw); err != nil {
+		return err
+	}
+	n := r.opts.RoundTripBatchClaims
+	for i := 0; i < n; i++ {
+		if _, _, _, err := s.RunGoal(ctx, "script time"); err != nil {
+			return err
+		}
+	}
+	b, err := redisTimeBreakdown(ctx, s.Raw, r.scriptNames, n)
+	if err != nil {
+		return err
+	}
+	b.Name = "redis_time_claim_" + sfx
+	b.Title = fmt.Sprintf("Redis execution time per claim by script and command, %s: one extra batch of %d one-hop goals with SLOWLOG at 0 µs (the harness's goal write included: one create_artefact per claim; wall time inside Redis; a script's row includes the commands it runs)", title, n)
+	r.report.Breakdowns = append(r.report.Breakdowns, b)
 	return nil
+}
+
+func sortedCopy(v []float64) []float64 {
+	out := append([]float64(nil), v...)
+	sort.Float64s(out)
+	return out
 }
 
 // goalCommands measures what one goal write makes Redis execute (the
@@ -143,7 +219,7 @@ func (r *runner) goalCommands(ctx context.Context, s *stack) (redisStats, error)
 	if err != nil {
 		return redisStats{}, err
 	}
-	const n = 5
+	const n = 20
 	st0, err := readRedisStats(ctx, s.Raw)
 	if err != nil {
 		return redisStats{}, err
@@ -160,23 +236,30 @@ func (r *runner) goalCommands(ctx context.Context, s *stack) (redisStats, error)
 	// The first INFO is counted in the delta; an idle daemon's heartbeat
 	// may be too, once: rounding to whole commands per goal drops both.
 	d := st1.Sub(st0)
-	per := redisStats{Calls: map[string]int64{}}
+	per := redisStats{Calls: map[string]int64{}, Usec: map[string]int64{}, CPU: d.CPU / n}
 	for k, v := range d.Calls {
 		if q := (v + n/2) / n; q > 0 && k != "info" {
 			per.Calls[k] = q
 			per.Commands += q
+			per.Usec[k] = d.Usec[k] / n
 		}
 	}
 	return per, nil
 }
 
 func (s redisStats) add(o redisStats) redisStats {
-	out := redisStats{Commands: s.Commands + o.Commands, Reads: s.Reads + o.Reads, Calls: map[string]int64{}}
+	out := redisStats{Commands: s.Commands + o.Commands, Reads: s.Reads + o.Reads, CPU: s.CPU + o.CPU, Calls: map[string]int64{}, Usec: map[string]int64{}}
 	for k, v := range s.Calls {
 		out.Calls[k] += v
 	}
 	for k, v := range o.Calls {
 		out.Calls[k] += v
+	}
+	for k, v := range s.Usec {
+		out.Usec[k] += v
+	}
+	for k, v := range o.Usec {
+		out.Usec[k] += v
 	}
 	return out
 }
@@ -229,7 +312,7 @@ func idleBreakdown(agents int, perProc map[string]ProxyCounts, window time.Durat
 func commandBreakdown(agents int, st redisStats, claims int) Breakdown {
 	b := Breakdown{Name: fmt.Sprintf("redis_commands_%d", agents),
 		Title:   fmt.Sprintf("Commands Redis executed per claim, %d agent(s) (INFO commandstats: commands run by Lua scripts included; the harness's goal scripts, XREADs and INFOs taken out)", agents),
-		Columns: []string{"COMMAND", "PER CLAIM"}}
+		Columns: []string{"COMMAND", "PER CLAIM", "µs PER CLAIM (commandstats)"}}
 	names := make([]string, 0, len(st.Calls))
 	for n, v := range st.Calls {
 		if v > 0 {
@@ -243,7 +326,8 @@ func commandBreakdown(agents int, st redisStats, claims int) Breakdown {
 		return names[i] < names[j]
 	})
 	for _, n := range names {
-		b.Rows = append(b.Rows, []string{strings.ToUpper(n), strconv.FormatFloat(float64(st.Calls[n])/float64(claims), 'f', 2, 64)})
+		b.Rows = append(b.Rows, []string{strings.ToUpper(n), strconv.FormatFloat(float64(st.Calls[n])/float64(claims), 'f', 2, 64),
+			formatValue(float64(st.Usec[n]) / float64(claims))})
 	}
 	return b
 }

@@ -35,9 +35,12 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Figures) != len(figureOrder) {
-		t.Errorf("%d figures, want %d", len(rep.Figures), len(figureOrder))
+	// The scale curves: hop, throughput and Redis CPU per level.
+	scale := 3 * (len(opts.ScaleInFlight) + 2*len(opts.ScaleAgents))
+	if len(rep.Figures) != len(figureOrder)+scale {
+		t.Errorf("%d figures, want %d", len(rep.Figures), len(figureOrder)+scale)
 	}
+
 	for _, name := range figureOrder {
 		f, ok := rep.Figure(name)
 		switch {
@@ -53,7 +56,8 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, name := range []string{"hop_stages_1", "hop_stages_5", "hop_stages_1_tcp", "hop_stages_1_cluster", "hop_stages_1_tls",
 		"throughput_cpu", "throughput_redis_time",
-		"round_trips_1", "round_trips_5", "redis_commands_1", "redis_commands_5"} {
+		"round_trips_1", "round_trips_5", "redis_commands_1", "redis_commands_5",
+		"redis_time_claim_1_agent", "redis_time_claim_5_agents", "scale_commands_inflight", "scale_commands_agents", "scale_commands_agents_decided"} {
 		found := false
 		for _, b := range rep.Breakdowns {
 			if b.Name == name {

@@ -37,6 +37,8 @@ type stackSpec struct {
 	tcp bool
 	// extra is appended to sett.yml (top-level sections, e.g. retention).
 	extra string
+	// orchestrator is added to the orchestrator section (", key: value").
+	orchestrator string
 	// topology, when set, is the Redis the stack uses instead of a
 	// redis-server of its own (a cluster, a TLS node): the daemons read
 	// it from services.redis, as a user's would. The caller stops it.
@@ -74,7 +76,7 @@ func (sp stackSpec) yaml(noop string) string {
 	b.WriteString("version: \"1.0\"\n")
 	// A generous bid timeout: every agent answers within milliseconds, and
 	// a timeout firing would be a bug the figures should not hide.
-	b.WriteString("orchestrator: {bid_timeout: 10s}\n")
+	b.WriteString("orchestrator: {bid_timeout: 10s" + sp.orchestrator + "}\n")
 	b.WriteString("agents:\n")
 	for _, a := range sp.agents {
 		cmd := []string{strconv.Quote(noop), `"-mode"`, strconv.Quote(a.mode), `"-type"`, strconv.Quote(a.typ)}

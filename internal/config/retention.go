@@ -5,9 +5,13 @@ import "time"
 // Retention defaults (retention in sett.yml). sett.yml.example documents
 // each one next to its key.
 const (
-	DefaultRetentionWorkflows    = Duration(168 * time.Hour)
-	DefaultRetentionEventsMaxLen = 1_000_000
-	DefaultRetentionEventsMaxAge = Duration(720 * time.Hour)
+	DefaultRetentionWorkflows = Duration(168 * time.Hour)
+	// The events stream costs about 240 bytes per entry and 10 entries per
+	// one-hop workflow (make bench, scale-inflight): 250 000 entries are
+	// about 60 MB, the events of 25 000 one-hop workflows. Events live as
+	// long as the workflows they describe (retention.workflows).
+	DefaultRetentionEventsMaxLen = 250_000
+	DefaultRetentionEventsMaxAge = Duration(168 * time.Hour)
 	DefaultRetentionConsumerIdle = Duration(24 * time.Hour)
 	DefaultRetentionInterval     = Duration(time.Minute)
 	DefaultRetentionBatch        = 100
@@ -31,12 +35,13 @@ type RetentionConfig struct {
 	Workflows Duration `yaml:"workflows"`
 
 	// EventsMaxLen caps the events stream (the audit log that `sett watch`
-	// replays) at about this many entries (XTRIM MAXLEN ~). Default
-	// 1000000; 0: no length bound.
+	// replays) at about this many entries (XTRIM MAXLEN ~), about 240
+	// bytes each. Default 250000 (about 60 MB); 0: no length bound.
 	EventsMaxLen int64 `yaml:"events_max_len"`
 
 	// EventsMaxAge drops events older than this (XTRIM MINID ~). Default
-	// 720h (30 days); 0: no age bound.
+	// 168h (7 days, as long as finished workflows are kept); 0: no age
+	// bound.
 	EventsMaxAge Duration `yaml:"events_max_age"`
 
 	// ConsumerIdle removes a stream consumer (a cub replica or an old

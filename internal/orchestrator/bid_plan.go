@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/settdev/sett/internal/bidding"
@@ -16,7 +17,37 @@ import (
 type bidPlan struct {
 	Bidders  []string
 	Ignoring []string
-	Absent   []string
+	// Decided are live agents whose rules alone give a bid other than
+	// ignore (no bid script, not a reviewer), recorded at once instead
+	// of asked when orchestrator.decide_rule_bids is on (decideRules).
+	Decided map[string]blackboard.Bid
+	Absent  []string
+}
+
+// decideRules moves the bidders whose claim or exclusive bid follows from
+// their rules alone (no bid_script) out of Bidders into Decided: their
+// bids are recorded at creation like the ignores, and nobody asks them.
+// Every agent that would have answered by its rules costs Redis a bid
+// request, a wake-up and a submit_bid script per claim, so with M such
+// agents a claim cost grew by M scripts (issue 34). Reviewers are still
+// asked: review roles and clusters count who answered.
+func (p bidPlan) decideRules(rules map[string]bidding.Rules, typ, role string) bidPlan {
+	var asked []string
+	for _, agent := range p.Bidders {
+		r, ok := rules[agent]
+		if ok {
+			if bid, _, sure := r.Static(typ, role); sure && (bid == blackboard.BidClaim || bid == blackboard.BidExclusive) {
+				if p.Decided == nil {
+					p.Decided = map[string]blackboard.Bid{}
+				}
+				p.Decided[agent] = bid
+				continue
+			}
+		}
+		asked = append(asked, agent)
+	}
+	p.Bidders = asked
+	return p
 }
 
 // planBids decides the bid plan for an artefact of type typ produced by
@@ -45,11 +76,15 @@ func planBids(dir *AgentDirectory, rules map[string]bidding.Rules, typ, role str
 	return p
 }
 
-// decided returns the recorded ignores as bids.
+// decided returns the bids recorded without asking: the ignores and the
+// rule-decided bids.
 func (p bidPlan) decided() map[string]blackboard.Bid {
-	m := make(map[string]blackboard.Bid, len(p.Ignoring))
+	m := make(map[string]blackboard.Bid, len(p.Ignoring)+len(p.Decided))
 	for _, a := range p.Ignoring {
 		m[a] = blackboard.BidIgnore
+	}
+	for a, b := range p.Decided {
+		m[a] = b
 	}
 	return m
 }
@@ -70,12 +105,28 @@ func (p bidPlan) requests(claimID, workflowID string, target bidTarget) []blackb
 
 // event is the bids_decided event recording the ignores, or nil.
 func (p bidPlan) event(claimID, artefactID, workflowID string) []blackboard.Event {
-	if len(p.Ignoring) == 0 {
+	if len(p.Ignoring) == 0 && len(p.Decided) == 0 {
 		return nil
 	}
+	fields := map[string]string{"reason": "the agents' rules exclude this artefact"}
+	if len(p.Ignoring) > 0 {
+		fields["ignore"] = strings.Join(p.Ignoring, ",")
+	}
+	if len(p.Decided) > 0 {
+		// agent=bid pairs, sorted by agent.
+		pairs := make([]string, 0, len(p.Decided))
+		for a, b := range p.Decided {
+			pairs = append(pairs, a+"="+string(b))
+		}
+		sort.Strings(pairs)
+		fields["bids"] = strings.Join(pairs, ",")
+		fields["reason"] = "the agents' rules decide their bids"
+		if len(p.Ignoring) > 0 {
+			fields["reason"] = "the agents' rules exclude this artefact or decide their bids"
+		}
+	}
 	return []blackboard.Event{{Type: blackboard.EventBidsDecided, WorkflowID: workflowID,
-		ClaimID: claimID, ArtefactID: artefactID,
-		Fields: map[string]string{"ignore": strings.Join(p.Ignoring, ","), "reason": "the agents' rules exclude this artefact"}}}
+		ClaimID: claimID, ArtefactID: artefactID, Fields: fields}}
 }
 
 // bidTarget is what a bid request tells an agent about the artefact.

@@ -93,3 +93,53 @@ func TestGrantPlanIsTheConsensusDecision(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideRulesRecordsRuleBids: with orchestrator.decide_rule_bids, the
+// claim and exclusive bids that rules alone give are recorded instead of
+// asked; reviewers and bid scripts are still asked, ignores stay ignores.
+func TestDecideRulesRecordsRuleBids(t *testing.T) {
+	t.Parallel()
+	rules := map[string]bidding.Rules{
+		"coder":    {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan"}},
+		"helper":   {Role: "helper", Strategy: blackboard.BidClaim},
+		"reviewer": {Role: "reviewer", Strategy: blackboard.BidReview, Consumes: []string{"Plan"}},
+		"scripted": {Role: "scripted", Strategy: blackboard.BidClaim, HasScript: true},
+	}
+	for _, tc := range []struct {
+		name    string
+		in      bidPlan
+		want    bidPlan
+		event   map[string]string
+		decided map[string]blackboard.Bid
+	}{
+		{"mixed", bidPlan{Bidders: []string{"coder", "helper", "reviewer", "scripted"}, Ignoring: []string{"writer"}, Absent: []string{"gone"}},
+			bidPlan{Bidders: []string{"reviewer", "scripted"}, Ignoring: []string{"writer"}, Absent: []string{"gone"},
+				Decided: map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
+			map[string]string{"ignore": "writer", "bids": "coder=exclusive,helper=claim",
+				"reason": "the agents' rules exclude this artefact or decide their bids"},
+			map[string]blackboard.Bid{"writer": blackboard.BidIgnore, "coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
+		{"all decided", bidPlan{Bidders: []string{"helper", "coder"}},
+			bidPlan{Decided: map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
+			map[string]string{"bids": "coder=exclusive,helper=claim", "reason": "the agents' rules decide their bids"},
+			map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
+		{"an agent without rules is asked", bidPlan{Bidders: []string{"unknown", "scripted"}},
+			bidPlan{Bidders: []string{"unknown", "scripted"}}, nil, map[string]blackboard.Bid{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in.decideRules(rules, "Plan", "writer")
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("decideRules = %+v, want %+v", got, tc.want)
+			}
+			ev := got.event("c", "a", "w")
+			switch {
+			case tc.event == nil && ev != nil:
+				t.Errorf("event = %+v, want none", ev)
+			case tc.event != nil && (len(ev) != 1 || !reflect.DeepEqual(ev[0].Fields, tc.event)):
+				t.Errorf("event = %+v, want fields %v", ev, tc.event)
+			}
+			if d := got.decided(); !reflect.DeepEqual(d, tc.decided) {
+				t.Errorf("decided() = %v, want %v", d, tc.decided)
+			}
+		})
+	}
+}

@@ -78,6 +78,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			}}}
 	} else {
 		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
+		if c.set.DecideRuleBids {
+			plan = plan.decideRules(c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
+		}
 		bidders = plan.Bidders
 		nc.Claim.ExpectedBidders = plan.Bidders
 		nc.Claim.AbsentConsumers = plan.Absent

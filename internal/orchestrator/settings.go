@@ -48,6 +48,11 @@ type Settings struct {
 	// GrantPlan, so the last expected bid never grants in its own script
 	// (orchestrator.disable_bid_grants; for comparison and debugging).
 	NoBidGrants bool
+	// DecideRuleBids records the claim and exclusive bids that live
+	// agents' rules decide (no bid_script, not reviewers) when a claim is
+	// created, instead of asking those agents
+	// (orchestrator.decide_rule_bids).
+	DecideRuleBids bool
 	// NoResultCompletion leaves every claim completion to the
 	// orchestrator: claims carry no finish plan, so a result never
 	// completes its claim in its own script
@@ -166,6 +171,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
 		NoBidGrants:          o.DisableBidGrants,
+		DecideRuleBids:       o.DecideRuleBids,
 		NoResultCompletion:   o.DisableResultCompletion,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,

@@ -710,6 +710,8 @@ func TestSubmitBid(t *testing.T) {
 			}
 		}, blackboard.ErrExists},
 		{"not invited", "linter", blackboard.BidClaim, nil, blackboard.ErrNotInvited},
+		{"a prefix of an invited name", "code", blackboard.BidClaim, nil, blackboard.ErrNotInvited},
+		{"an invited name plus a suffix", "tester-2", blackboard.BidClaim, nil, blackboard.ErrNotInvited},
 		{"after consensus", "tester", blackboard.BidReview, func(t *testing.T, c *blackboard.Client, cl *blackboard.Claim) {
 			transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: 0, To: blackboard.ClaimPendingParallel})
 		}, blackboard.ErrStaleStatus},

@@ -178,6 +178,47 @@ func TestLastBidGrantsInItsScript(t *testing.T) {
 // the bids are the predicted ones and the last bidder is the planned
 // agent (a cub writes only its own agent's keys). Anything else is left
 // to the orchestrator.
+// The last expected bid is found among bids decided at creation (agents
+// the orchestrator did not ask) and names that contain each other: no bid
+// before the last completes consensus, the last one does.
+func TestLastBidAmongDecidedBidsAndSimilarNames(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	if err := redistest.Raw(t).Set(t.Context(), c.Keys().Epoch(), "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	agents := []string{"coder-2", "coder", "code"} // code, the winner, bids last
+	bids := map[string]blackboard.Bid{"coder-2": blackboard.BidExclusive, "coder": blackboard.BidExclusive, "code": blackboard.BidExclusive}
+	g := startWorkflow(t, c)
+	cl := pendingClaim(g, agents...)
+	var reqs []blackboard.InboxMessage
+	for _, b := range agents {
+		reqs = append(reqs, blackboard.InboxMessage{Agent: b, Kind: blackboard.MessageBidRequest, ClaimID: cl.ID,
+			ArtefactID: g.ID, WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType, ProducedByRole: "user"})
+	}
+	// Two agents the orchestrator decided for (their rules ignore the
+	// type): their bids are stored at creation and count for nothing.
+	createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true, BidTimeout: time.Hour, Inbox: reqs,
+		Bids:      map[string]blackboard.Bid{"linter": blackboard.BidIgnore, "cod": blackboard.BidIgnore},
+		GrantPlan: planFor(0, "code", blackboard.GrantExclusive, bids)})
+	for i, a := range agents {
+		answer(t, c, []string{a}, bids)
+		got, err := c.GetClaim(t.Context(), cl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, queued := fallbackOf(t, c, cl.ID)
+		if last := i == len(agents)-1; !last && (got.Status != blackboard.ClaimPendingConsensus || queued) {
+			t.Fatalf("after %d of %d bids: claim %s, orchestrator asked %v; want pending_consensus, not asked", i+1, len(agents), got.Status, queued)
+		} else if last && (got.Status != blackboard.ClaimPendingExclusive || queued) {
+			t.Fatalf("after the last bid: claim %s, orchestrator asked %v; want pending_exclusive granted by the bid", got.Status, queued)
+		}
+	}
+	if g := grantsOf(t, c, "code"); len(g) != 1 {
+		t.Errorf("code's grants = %+v, want one", g)
+	}
+}
+
 func TestLastBidAppliesOnlyThePlannedGrant(t *testing.T) {
 	t.Parallel()
 	exclusive := map[string]blackboard.Bid{"coder_a": blackboard.BidExclusive, "coder-b": blackboard.BidExclusive, "zed": blackboard.BidExclusive}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,6 +35,8 @@ func run(ctx context.Context, args []string) int {
 	repo := fs.String("repo", "", "repository root (default: found from the working directory)")
 	only := fs.String("only", "", "comma-separated steps to run, for profiling one scenario ("+strings.Join(bench.StepKeys(), ", ")+
 		"); nothing is written unless -results is given")
+	scaleInFlight := fs.String("scale-inflight", "", "comma-separated workflows in flight for the scale-inflight step, increasing (default 10,1000,10000)")
+	scaleAgents := fs.String("scale-agents", "", "comma-separated agents alive for the scale-agents step (default 1,10,100)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -44,6 +47,20 @@ func run(ctx context.Context, args []string) int {
 	opts.Progress, opts.KeepWorkDir, opts.RepoRoot = os.Stderr, *keep, *repo
 	if *only != "" {
 		opts.Only = strings.Split(*only, ",")
+	}
+	for _, l := range []struct {
+		flag, text string
+		dst        *[]int
+	}{{"-scale-inflight", *scaleInFlight, &opts.ScaleInFlight}, {"-scale-agents", *scaleAgents, &opts.ScaleAgents}} {
+		if l.text == "" {
+			continue
+		}
+		levels, err := parseLevels(l.text)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sett-bench: %s %q: %v\n", l.flag, l.text, err)
+			return 2
+		}
+		*l.dst = levels
 	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -69,4 +86,20 @@ func run(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "sett-bench: wrote %s and %s\n", jsonPath, benchPath)
 	return 0
+}
+
+// parseLevels reads "10,1000,10000": positive, increasing counts.
+func parseLevels(text string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(text, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive count (use a list like 10,1000,10000)", f)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("levels must increase (%d after %d)", n, out[len(out)-1])
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
