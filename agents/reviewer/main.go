@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -76,12 +77,12 @@ func run(in io.Reader, out io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	mem := agentMemory{Status: status, Summary: cut(summary, 400), HighestSeverity: r.Severity}
+	mem := agentMemory{Status: status, Summary: textcut.Runes(summary, 400), HighestSeverity: r.Severity}
 	for i, f := range findings {
 		if i == 5 { // the contract's limit; the payload holds them all
 			break
 		}
-		mem.KeyFindings = append(mem.KeyFindings, cut(f, 400))
+		mem.KeyFindings = append(mem.KeyFindings, textcut.Runes(f, 400))
 	}
 	return json.NewEncoder(out).Encode(answer{ArtefactType: "Review", ArtefactPayload: string(payload), Summary: summary, Memory: mem})
 }
@@ -100,13 +101,4 @@ type agentMemory struct {
 	Summary         string   `json:"summary,omitempty"`
 	KeyFindings     []string `json:"key_findings,omitempty"`
 	HighestSeverity string   `json:"highest_severity,omitempty"`
-}
-
-// cut shortens s to at most n characters.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

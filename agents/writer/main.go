@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -44,15 +45,6 @@ type indexEntry struct {
 	Path     string   `json:"path"`
 	Sections []string `json:"sections,omitempty"`
 	Note     string   `json:"note,omitempty"`
-}
-
-// cut shortens s to at most n characters.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func run(in io.Reader, out io.Writer, typ string) error {
@@ -96,7 +88,7 @@ func write(in tool.Input, typ string) output {
 	}
 	summary := fmt.Sprintf("%s for: %s", typ, firstLine(in.Workflow.Goal))
 	return output{ArtefactType: typ, ArtefactPayload: b.String(), Summary: summary,
-		Memory: &agentMemory{Status: "DONE", Summary: cut(summary, 400),
+		Memory: &agentMemory{Status: "DONE", Summary: textcut.Runes(summary, 400),
 			ArtifactIndex: []indexEntry{{Path: typ, Sections: []string{"Steps"}, Note: "the steps of the " + typ}}}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -95,7 +96,7 @@ func writeApprovalsTable(w io.Writer, style outputStyle, views []approvalView) e
 		}
 		t.row(cell{text: style.id(v.ArtefactID), colour: colourCyan}, cell{text: v.Type}, cell{text: fmt.Sprint(v.Version)},
 			cell{text: style.id(v.WorkflowID)}, cell{text: producer}, cell{text: ago(now, msTime(v.RequestedAtMs))},
-			expires, cell{text: ellipsis(v.Summary, 60)})
+			expires, cell{text: textcut.Runes(v.Summary, 60)})
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -236,14 +237,14 @@ func runDecision(cmd *cobra.Command, app *App, ref string, decision blackboard.A
 	if decision == blackboard.ApprovalRejected {
 		verb = "Rejected"
 	}
-	fmt.Fprintf(w, "%s %s v%d (%s) of workflow %s.\n", verb, a.Type, a.Version, shortID(a.ID), shortID(a.WorkflowID))
+	fmt.Fprintf(w, "%s %s v%d (%s) of workflow %s.\n", verb, a.Type, a.Version, blackboard.ShortID(a.ID), blackboard.ShortID(a.WorkflowID))
 	switch {
 	case !applied:
 		fmt.Fprintf(w, "The decision is recorded; the orchestrator has not acted on it yet (is it running? `sett status`).\n")
 	case decision == blackboard.ApprovalApproved:
-		fmt.Fprintf(w, "The agents are asked to bid on it now (claim %s).\n", shortID(claimID))
+		fmt.Fprintf(w, "The agents are asked to bid on it now (claim %s).\n", blackboard.ShortID(claimID))
 	case cl.FeedbackClaimID != "":
-		fmt.Fprintf(w, "It goes back to its producer for a rework with your reason as feedback (claim %s).\n", shortID(cl.FeedbackClaimID))
+		fmt.Fprintf(w, "It goes back to its producer for a rework with your reason as feedback (claim %s).\n", blackboard.ShortID(cl.FeedbackClaimID))
 	default:
 		fmt.Fprintf(w, "%s\n", oneLine(cl.TerminationReason))
 	}
@@ -283,7 +284,7 @@ func decisionError(ctx context.Context, bb *blackboard.Client, artefactID string
 	switch {
 	case errors.As(err, &sup):
 		return fmt.Errorf("%s is superseded: version %d (%s) is current; review it with `sett hoard %s` and decide on that one",
-			shortID(artefactID), sup.CurrentVersion, shortID(sup.CurrentID), shortID(sup.CurrentID))
+			blackboard.ShortID(artefactID), sup.CurrentVersion, blackboard.ShortID(sup.CurrentID), blackboard.ShortID(sup.CurrentID))
 	case errors.Is(err, blackboard.ErrAlreadyDecided):
 		cl, cerr := bb.GetClaim(ctx, blackboard.DeriveID("claim", artefactID))
 		if cerr == nil {
@@ -292,14 +293,14 @@ func decisionError(ctx context.Context, bb *blackboard.Client, artefactID string
 				who = "someone"
 			}
 			return fmt.Errorf("%s was already %s by %s via %s %s; a decision cannot be changed",
-				shortID(artefactID), cl.Approval.Decision, who, cl.Approval.Channel, ago(time.Now(), msTime(cl.Approval.DecidedAtMs)))
+				blackboard.ShortID(artefactID), cl.Approval.Decision, who, cl.Approval.Channel, ago(time.Now(), msTime(cl.Approval.DecidedAtMs)))
 		}
 	case errors.Is(err, blackboard.ErrWorkflowEnded):
-		return fmt.Errorf("%s cannot be decided any more: %w", shortID(artefactID), err)
+		return fmt.Errorf("%s cannot be decided any more: %w", blackboard.ShortID(artefactID), err)
 	case errors.Is(err, blackboard.ErrApprovalExpired):
-		return fmt.Errorf("%s is no longer waiting: its approval timed out (approvals.timeout); the claim was ended for human review", shortID(artefactID))
+		return fmt.Errorf("%s is no longer waiting: its approval timed out (approvals.timeout); the claim was ended for human review", blackboard.ShortID(artefactID))
 	case errors.Is(err, blackboard.ErrStaleStatus), errors.Is(err, blackboard.ErrNotFound):
-		return fmt.Errorf("%s is not waiting for a decision: %w; `sett approvals` lists what waits", shortID(artefactID), err)
+		return fmt.Errorf("%s is not waiting for a decision: %w; `sett approvals` lists what waits", blackboard.ShortID(artefactID), err)
 	case errors.Is(err, blackboard.ErrInvalid):
 		return usageError("%v", err)
 	}

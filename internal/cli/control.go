@@ -13,6 +13,7 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -135,9 +136,9 @@ Artefacts already written stay in the audit trail.`,
 				if err != nil {
 					return err
 				}
-				return fmt.Errorf("workflow %s already ended (%s): %s", shortID(wf.ID), cur.Status, oneLine(cur.Outcome))
+				return fmt.Errorf("workflow %s already ended (%s): %s", blackboard.ShortID(wf.ID), cur.Status, oneLine(cur.Outcome))
 			}
-			fmt.Fprintf(out, "Workflow %s cancelled; its claims end and its running tools are being stopped.\n", shortID(wf.ID))
+			fmt.Fprintf(out, "Workflow %s cancelled; its claims end and its running tools are being stopped.\n", blackboard.ShortID(wf.ID))
 			return nil
 		},
 	}
@@ -328,7 +329,7 @@ func writeQueue(w io.Writer, style outputStyle, v *queueView) error {
 			t.row(cell{text: fmt.Sprint(c.Position)}, cell{text: style.id(c.ClaimID), colour: colourCyan},
 				cell{text: style.id(c.WorkflowID)}, cell{text: fmt.Sprint(c.Priority)}, cell{text: c.Status},
 				cell{text: c.Reason}, cell{text: humanDuration(time.Duration(c.WaitingMs) * time.Millisecond)},
-				cell{text: ellipsis(c.Summary, 50)})
+				cell{text: textcut.Runes(c.Summary, 50)})
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -59,7 +60,7 @@ func writeDeadLetters(w io.Writer, style outputStyle, r *errorsReport) {
 			concerns = "agent " + v.Agent
 		}
 		t.row(cell{text: "  " + stamp(style.Now(), v.At)}, cell{text: oneLine(v.Event)}, cell{text: oneLine(concerns)},
-			cell{text: fmt.Sprint(v.Attempts)}, cell{text: ellipsis(oneLine(v.Error), 100), colour: colourRed})
+			cell{text: fmt.Sprint(v.Attempts)}, cell{text: textcut.Runes(oneLine(v.Error), 100), colour: colourRed})
 	}
 	_ = t.flush()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -245,7 +246,7 @@ func writeFailedWorkflows(w io.Writer, style outputStyle, r *errorsReport) {
 	t := newTable(w, style, "  WORKFLOW", "SCORE", "ENDED", "GOAL", "REASON")
 	for _, f := range r.FailedWorkflows {
 		t.row(cell{text: "  " + style.id(f.WorkflowID)}, cell{text: fmt.Sprint(f.Score)}, cell{text: stamp(style.Now(), msTime(f.EndedAtMs))},
-			cell{text: ellipsis(oneLine(f.Goal), 40)}, cell{text: ellipsis(oneLine(f.Reason), 100), colour: colourRed})
+			cell{text: textcut.Runes(oneLine(f.Goal), 40)}, cell{text: textcut.Runes(oneLine(f.Reason), 100), colour: colourRed})
 	}
 	_ = t.flush()
 }
@@ -258,7 +259,7 @@ func writeFailedClaims(w io.Writer, style outputStyle, r *errorsReport) {
 			agents = append(agents, fmt.Sprintf("%s (%d)", a.Agent, a.Attempts))
 		}
 		t.row(cell{text: "  " + style.id(c.ClaimID)}, cell{text: style.id(c.WorkflowID)}, cell{text: stamp(style.Now(), msTime(c.EndedAtMs))},
-			cell{text: strings.Join(agents, ", ")}, cell{text: ellipsis(oneLine(c.Reason), 100), colour: colourRed})
+			cell{text: strings.Join(agents, ", ")}, cell{text: textcut.Runes(oneLine(c.Reason), 100), colour: colourRed})
 	}
 	_ = t.flush()
 }

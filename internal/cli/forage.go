@@ -17,6 +17,7 @@ import (
 
 	"github.com/settdev/sett/internal/priority"
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -183,7 +184,7 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 		delete(g.Metadata, metaPriority)
 	}
 	if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
-		g.Summary = ellipsis(oneLine(s), 200)
+		g.Summary = textcut.Runes(oneLine(s), 200)
 	}
 	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
 		if errors.Is(err, blackboard.ErrInvalid) {
@@ -198,7 +199,7 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 	if o.format == "text" {
 		fmt.Fprintf(out, "goal      %s\nworkflow  %s\nscore     %s\n", g.ID, g.WorkflowID, explainScore(score))
 		if !following {
-			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", shortID(g.ID), shortID(g.ID))
+			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", blackboard.ShortID(g.ID), blackboard.ShortID(g.ID))
 		}
 	} else if !following {
 		return writeJSON(out, res)
@@ -335,9 +336,9 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 		if o.format == "json" {
 			_ = writeJSON(out, res)
 		} else {
-			fmt.Fprintf(out, "Workflow %s is %s: stopped waiting. It goes on; follow it with `sett watch --workflow %s`.\n", shortID(wf), why, shortID(wf))
+			fmt.Fprintf(out, "Workflow %s is %s: stopped waiting. It goes on; follow it with `sett watch --workflow %s`.\n", blackboard.ShortID(wf), why, blackboard.ShortID(wf))
 		}
-		return &ExitError{Code: ExitPending, Err: fmt.Errorf("stopped waiting for workflow %s (%s)", shortID(wf), why)}
+		return &ExitError{Code: ExitPending, Err: fmt.Errorf("stopped waiting for workflow %s (%s)", blackboard.ShortID(wf), why)}
 	}
 
 	res.Status, res.Reason = string(progress.status), progress.reason
@@ -347,7 +348,7 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 	}
 	for _, a := range blackboard.FinalArtefacts(arts) {
 		res.FinalArtefacts = append(res.FinalArtefacts, finalArtefact{
-			ID: a.ID, ShortID: shortID(a.ID), Type: a.Type, StructuralType: string(a.StructuralType), Summary: a.Summary,
+			ID: a.ID, ShortID: blackboard.ShortID(a.ID), Type: a.Type, StructuralType: string(a.StructuralType), Summary: a.Summary,
 		})
 	}
 	if o.format == "json" {
@@ -365,11 +366,11 @@ func waitForWorkflow(ctx context.Context, cmd *cobra.Command, app *App, bb *blac
 	case blackboard.WorkflowCompleted:
 		return nil
 	case blackboard.WorkflowFailed:
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("workflow %s failed: %s", shortID(wf), reason)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("workflow %s failed: %s", blackboard.ShortID(wf), reason)}
 	case blackboard.WorkflowRejected:
-		return &ExitError{Code: ExitRejected, Err: fmt.Errorf("workflow %s was rejected: %s", shortID(wf), reason)}
+		return &ExitError{Code: ExitRejected, Err: fmt.Errorf("workflow %s was rejected: %s", blackboard.ShortID(wf), reason)}
 	}
-	return &ExitError{Code: ExitPending, Err: fmt.Errorf("workflow %s ended %s: %s", shortID(wf), progress.status, reason)}
+	return &ExitError{Code: ExitPending, Err: fmt.Errorf("workflow %s ended %s: %s", blackboard.ShortID(wf), progress.status, reason)}
 }
 
 // printOutcome prints how the workflow ended and its final artefacts.
@@ -381,7 +382,7 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 	case blackboard.WorkflowFailed, blackboard.WorkflowRejected:
 		c = colourRed
 	}
-	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", shortID(res.WorkflowID), style.paint(c, res.Status), termsafe.String(res.Reason), humanDuration(took))
+	fmt.Fprintf(w, "Workflow %s %s: %s (waited %s)\n", blackboard.ShortID(res.WorkflowID), style.paint(c, res.Status), termsafe.String(res.Reason), humanDuration(took))
 	if len(res.FinalArtefacts) == 0 {
 		fmt.Fprintln(w, "No final artefacts.")
 		return
@@ -393,7 +394,7 @@ func printOutcome(w io.Writer, style outputStyle, res forageResult, took time.Du
 		if a.StructuralType == string(blackboard.StructuralFailure) {
 			sc = colourRed
 		}
-		t.row(cell{text: "  " + a.Type}, cell{text: a.ShortID}, cell{text: a.StructuralType, colour: sc}, cell{text: ellipsis(a.Summary, 80)})
+		t.row(cell{text: "  " + a.Type}, cell{text: a.ShortID}, cell{text: a.StructuralType, colour: sc}, cell{text: textcut.Runes(a.Summary, 80)})
 	}
 	_ = t.flush()
 }

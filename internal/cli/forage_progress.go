@@ -240,11 +240,11 @@ func (p *workflowProgress) waiting() string {
 			time.UnixMilli(u.sinceMs).Format("15:04:05"))
 	}
 	for _, id := range p.approvalArtefacts() {
-		what := shortID(id)
+		what := blackboard.ShortID(id)
 		if t := p.types[id]; t != "" {
 			what = t + " " + what
 		}
-		s += fmt.Sprintf(" · awaiting approval of %s: sett approve %s, or sett reject %s --reason TEXT", what, shortID(id), shortID(id))
+		s += fmt.Sprintf(" · awaiting approval of %s: sett approve %s, or sett reject %s --reason TEXT", what, blackboard.ShortID(id), blackboard.ShortID(id))
 	}
 	return s
 }

@@ -232,15 +232,15 @@ func TestForageWaitExitCodes(t *testing.T) {
 			}
 			out := e.out.String()
 			for _, want := range []string{
-				"Workflow " + shortID(wf) + " " + string(tc.status) + ": " + tc.reason,
+				"Workflow " + blackboard.ShortID(wf) + " " + string(tc.status) + ": " + tc.reason,
 				"Final artefacts:",
-				"Plan  " + shortID(planID) + "  Standard  the plan",
+				"Plan  " + blackboard.ShortID(planID) + "  Standard  the plan",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
-			if strings.Contains(out, "GoalDefined  "+shortID(wf)) {
+			if strings.Contains(out, "GoalDefined  "+blackboard.ShortID(wf)) {
 				t.Errorf("the goal is cited by the plan, so it is not a final artefact:\n%s", out)
 			}
 		})
@@ -336,7 +336,7 @@ func TestForageWaitRedrawsOneLineOnATerminal(t *testing.T) {
 	out := e.out.String()
 	// The progress line is cleared before the outcome, which starts on a
 	// clean line.
-	if !strings.Contains(out, "\r\x1b[KWorkflow "+shortID(wf)+" completed: ok") {
+	if !strings.Contains(out, "\r\x1b[KWorkflow "+blackboard.ShortID(wf)+" completed: ok") {
 		t.Errorf("outcome not printed over the cleared progress line:\n%q", out)
 	}
 }

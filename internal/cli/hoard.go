@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -264,7 +265,7 @@ func renderArtefactTable(w io.Writer, style outputStyle, arts []*blackboard.Arte
 			cell{text: string(a.StructuralType), colour: structColour(a.StructuralType)},
 			cell{text: producer(a)},
 			cell{text: style.id(a.WorkflowID)},
-			cell{text: ellipsis(oneLine(a.Summary), 60)},
+			cell{text: textcut.Runes(oneLine(a.Summary), 60)},
 		)
 	}
 	_ = t.flush()

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -215,7 +216,7 @@ func renderArtefactView(w io.Writer, style outputStyle, v *artefactView) {
 		fmt.Fprintln(w)
 	}
 
-	fmt.Fprintf(w, "\n%s\n", style.paint(colourBold, fmt.Sprintf("Thread %s", shortID(a.LogicalID))))
+	fmt.Fprintf(w, "\n%s\n", style.paint(colourBold, fmt.Sprintf("Thread %s", blackboard.ShortID(a.LogicalID))))
 	tt := newTable(w, style)
 	for i, e := range v.Thread {
 		mark := "  "
@@ -226,8 +227,8 @@ func renderArtefactView(w io.Writer, style outputStyle, v *artefactView) {
 		if i > 0 {
 			arrow = "→ "
 		}
-		tt.row(cell{text: mark + arrow + fmt.Sprintf("v%d", e.Version)}, cell{text: shortID(e.ID), colour: colourCyan},
-			cell{text: age(now, msTime(e.CreatedAtMs)) + " ago"}, cell{text: ellipsis(oneLine(e.Summary), 70)})
+		tt.row(cell{text: mark + arrow + fmt.Sprintf("v%d", e.Version)}, cell{text: blackboard.ShortID(e.ID), colour: colourCyan},
+			cell{text: age(now, msTime(e.CreatedAtMs)) + " ago"}, cell{text: textcut.Runes(oneLine(e.Summary), 70)})
 	}
 	_ = tt.flush()
 
@@ -316,9 +317,9 @@ func grantKindOf(c *blackboard.Claim, a *blackboard.Artefact) string {
 // describeRef renders a referenced artefact: "2b3c4d5e  Plan v1  first plan".
 func describeRef(id string, a *blackboard.Artefact) string {
 	if a == nil {
-		return shortID(id) + "  (missing)"
+		return blackboard.ShortID(id) + "  (missing)"
 	}
-	return fmt.Sprintf("%s  %s v%d  %s", shortID(id), a.Type, a.Version, ellipsis(oneLine(a.Summary), 60))
+	return fmt.Sprintf("%s  %s v%d  %s", blackboard.ShortID(id), a.Type, a.Version, textcut.Runes(oneLine(a.Summary), 60))
 }
 
 // prettyPayload indents JSON payloads; anything else is shown as it is.

@@ -66,17 +66,17 @@ func TestHoardTableListsArtefactsNewestFirst(t *testing.T) {
 	for _, a := range s.all() {
 		row := ""
 		for _, l := range lines[1:] {
-			if strings.HasPrefix(l, shortID(a.ID)+" ") {
+			if strings.HasPrefix(l, blackboard.ShortID(a.ID)+" ") {
 				row = l
 			}
 		}
 		if row == "" {
-			t.Fatalf("no row for %s (%s):\n%s", shortID(a.ID), a.Type, out)
+			t.Fatalf("no row for %s (%s):\n%s", blackboard.ShortID(a.ID), a.Type, out)
 		}
 		if !strings.HasPrefix(row[col:], a.Type+" ") {
 			t.Errorf("row %q: TYPE column at %d does not hold %s", row, col, a.Type)
 		}
-		for _, f := range []string{"v" + strconv.Itoa(a.Version), string(a.StructuralType), producer(a), shortID(s.goal.ID)} {
+		for _, f := range []string{"v" + strconv.Itoa(a.Version), string(a.StructuralType), producer(a), blackboard.ShortID(s.goal.ID)} {
 			if !strings.Contains(row, " "+f+" ") {
 				t.Errorf("row %q lacks %q", row, f)
 			}
@@ -144,7 +144,7 @@ func TestHoardFiltersByTypeAndAgentAcrossPages(t *testing.T) {
 		{"agent", []string{"--agent", "planner"}, []*blackboard.Artefact{s.planV1, s.planV2}},
 		{"type and agent", []string{"--type", "Plan", "--agent", "reviewer"}, nil},
 		{"role of a goal", []string{"--agent", "user"}, []*blackboard.Artefact{s.goal}},
-		{"workflow prefix", []string{"--workflow", shortID(s.goal.ID), "--type", "Tool*"}, []*blackboard.Artefact{s.failure}},
+		{"workflow prefix", []string{"--workflow", blackboard.ShortID(s.goal.ID), "--type", "Tool*"}, []*blackboard.Artefact{s.failure}},
 		{"since an hour ago", []string{"--since", "1h", "--type", "Plan"}, []*blackboard.Artefact{s.planV1, s.planV2}},
 		{"until before the workflow", []string{"--until", "2000-01-01"}, nil},
 	}
@@ -183,22 +183,22 @@ func TestHoardShowsOneArtefactByShortID(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	s := seedWorkflow(t, e.bb)
-	out := e.mustRun(t, "hoard", shortID(s.planV1.ID))
+	out := e.mustRun(t, "hoard", blackboard.ShortID(s.planV1.ID))
 	for _, want := range []string{
 		"Plan " + s.planV1.ID,
 		"v1 of thread " + s.planV1.ID + " (2 version(s))",
 		"planner",
 		s.planV1.Payload,
-		"→ v2", shortID(s.planV2.ID),
+		"→ v2", blackboard.ShortID(s.planV2.ID),
 		"Claim " + s.planV1Claim + ": terminated",
 		s.terminationReason,
 		"Feedback claim (iteration 1) " + s.feedbackClaim + ": complete",
 		"Rework delivered as version 2",
-		"results          " + shortID(s.reject.ID) + "  Review v1  needs tests  by reviewer",
-		shortID(s.planV2.ID) + "  Plan v2  plan with tests  by planner",
+		"results          " + blackboard.ShortID(s.reject.ID) + "  Review v1  needs tests  by reviewer",
+		blackboard.ShortID(s.planV2.ID) + "  Plan v2  plan with tests  by planner",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("hoard %s lacks %q:\n%s", shortID(s.planV1.ID), want, out)
+			t.Errorf("hoard %s lacks %q:\n%s", blackboard.ShortID(s.planV1.ID), want, out)
 		}
 	}
 	goal := e.mustRun(t, "hoard", s.goal.ID)
@@ -219,7 +219,7 @@ func TestHoardShowsOneArtefactByShortID(t *testing.T) {
 		FeedbackClaim *blackboard.Claim   `json:"feedback_claim"`
 		ResultIDs     []string            `json:"result_ids"`
 	}
-	if err := json.Unmarshal([]byte(e.mustRun(t, "hoard", shortID(s.planV1.ID), "-o", "jsonl")), &v); err != nil {
+	if err := json.Unmarshal([]byte(e.mustRun(t, "hoard", blackboard.ShortID(s.planV1.ID), "-o", "jsonl")), &v); err != nil {
 		t.Fatal(err)
 	}
 	if v.Artefact.ID != s.planV1.ID || len(v.Thread) != 2 || v.Thread[1].ID != s.planV2.ID ||
@@ -279,7 +279,7 @@ func TestHoardTreeShowsReworkReviewsAndTermination(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	s := seedWorkflow(t, e.bb)
-	out := e.mustRun(t, "hoard", "--workflow", shortID(s.goal.ID), "-o", "tree")
+	out := e.mustRun(t, "hoard", "--workflow", blackboard.ShortID(s.goal.ID), "-o", "tree")
 	lines := strings.Split(out, "\n")
 	find := func(want string) int {
 		t.Helper()
@@ -300,15 +300,15 @@ func TestHoardTreeShowsReworkReviewsAndTermination(t *testing.T) {
 		return utf8.RuneCountInString(lines[i][:at])
 	}
 	header := find("Workflow " + s.goal.ID + "  running")
-	goal := find("GoalDefined " + shortID(s.goal.ID))
-	thread := find("Plan v1 → v2  thread " + shortID(s.planV1.ID))
-	v1 := find("v1 " + shortID(s.planV1.ID))
-	terminated := find("claim " + shortID(s.planV1Claim) + " terminated: " + s.terminationReason)
-	reject := find("Review " + shortID(s.reject.ID) + "  ✗ reject (Major)  by reviewer")
-	feedback := find("feedback claim " + shortID(s.feedbackClaim) + " (iteration 1) complete: Rework delivered as version 2")
-	v2 := find("v2 " + shortID(s.planV2.ID))
-	approve := find("Review " + shortID(s.approve.ID) + "  ✓ approve  by reviewer")
-	failure := find("FAILURE ToolExecutionFailure " + shortID(s.failure.ID))
+	goal := find("GoalDefined " + blackboard.ShortID(s.goal.ID))
+	thread := find("Plan v1 → v2  thread " + blackboard.ShortID(s.planV1.ID))
+	v1 := find("v1 " + blackboard.ShortID(s.planV1.ID))
+	terminated := find("claim " + blackboard.ShortID(s.planV1Claim) + " terminated: " + s.terminationReason)
+	reject := find("Review " + blackboard.ShortID(s.reject.ID) + "  ✗ reject (Major)  by reviewer")
+	feedback := find("feedback claim " + blackboard.ShortID(s.feedbackClaim) + " (iteration 1) complete: Rework delivered as version 2")
+	v2 := find("v2 " + blackboard.ShortID(s.planV2.ID))
+	approve := find("Review " + blackboard.ShortID(s.approve.ID) + "  ✓ approve  by reviewer")
+	failure := find("FAILURE ToolExecutionFailure " + blackboard.ShortID(s.failure.ID))
 	if !(header < goal && goal < thread && thread < v1 && v1 < terminated && terminated < v2 && v2 < approve) {
 		t.Errorf("tree out of order:\n%s", out)
 	}
@@ -328,8 +328,8 @@ func TestHoardTreeShowsReworkReviewsAndTermination(t *testing.T) {
 		}
 	}
 	// An artefact id draws its workflow and points the artefact out.
-	marked := e.mustRun(t, "hoard", shortID(s.reject.ID), "-o", "tree")
-	if !strings.Contains(marked, "Review "+shortID(s.reject.ID)) || !strings.Contains(marked, "◀") {
+	marked := e.mustRun(t, "hoard", blackboard.ShortID(s.reject.ID), "-o", "tree")
+	if !strings.Contains(marked, "Review "+blackboard.ShortID(s.reject.ID)) || !strings.Contains(marked, "◀") {
 		t.Errorf("hoard ID -o tree does not mark the artefact:\n%s", marked)
 	}
 }
@@ -381,7 +381,7 @@ func TestHoardSaysWhenAFilteredScanStops(t *testing.T) {
 	}
 	_, cursor, _ := strings.Cut(out, "--cursor ")
 	out = e.mustRun(t, "hoard", "--type", "GoalDefined", "--cursor", strings.TrimSpace(cursor))
-	if !strings.Contains(out, shortID(s.goal.ID)) || !strings.Contains(out, "GoalDefined") {
+	if !strings.Contains(out, blackboard.ShortID(s.goal.ID)) || !strings.Contains(out, "GoalDefined") {
 		t.Errorf("continuing the scan does not find the goal:\n%s", out)
 	}
 }

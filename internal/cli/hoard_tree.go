@@ -10,6 +10,7 @@ import (
 
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -177,7 +178,7 @@ func (p *provenance) threadNode(logical string) *treeNode {
 	}
 	first := vs[0]
 	n := &treeNode{
-		text:   fmt.Sprintf("%s %s  thread %s  by %s", first.Type, strings.Join(labels, " → "), shortID(logical), producer(first)),
+		text:   fmt.Sprintf("%s %s  thread %s  by %s", first.Type, strings.Join(labels, " → "), blackboard.ShortID(logical), producer(first)),
 		colour: colourBold,
 	}
 	for _, v := range vs {
@@ -202,7 +203,7 @@ func (p *provenance) artefactNode(a *blackboard.Artefact, withType bool) *treeNo
 	// The review policy's decision reads after the reviews it weighed.
 	for _, c := range p.claims[a.ID] {
 		if c.ReviewDecision != "" {
-			n.children = append(n.children, &treeNode{text: "review decision (claim " + shortID(c.ID) + "): " + oneLine(c.ReviewDecision),
+			n.children = append(n.children, &treeNode{text: "review decision (claim " + blackboard.ShortID(c.ID) + "): " + oneLine(c.ReviewDecision),
 				colour: colourMagenta})
 		}
 	}
@@ -215,11 +216,11 @@ func artefactLine(a *blackboard.Artefact, withType bool) string {
 	var b strings.Builder
 	switch {
 	case a.StructuralType == blackboard.StructuralFailure:
-		fmt.Fprintf(&b, "FAILURE %s %s", a.Type, shortID(a.ID))
+		fmt.Fprintf(&b, "FAILURE %s %s", a.Type, blackboard.ShortID(a.ID))
 	case withType:
-		fmt.Fprintf(&b, "%s %s", a.Type, shortID(a.ID))
+		fmt.Fprintf(&b, "%s %s", a.Type, blackboard.ShortID(a.ID))
 	default:
-		fmt.Fprintf(&b, "v%d %s", a.Version, shortID(a.ID))
+		fmt.Fprintf(&b, "v%d %s", a.Version, blackboard.ShortID(a.ID))
 	}
 	if withType && a.Version > 1 {
 		fmt.Fprintf(&b, " v%d", a.Version)
@@ -229,7 +230,7 @@ func artefactLine(a *blackboard.Artefact, withType bool) string {
 	}
 	fmt.Fprintf(&b, "  by %s", producer(a))
 	if s := oneLine(a.Summary); s != "" {
-		fmt.Fprintf(&b, "  %q", ellipsis(s, 70))
+		fmt.Fprintf(&b, "  %q", textcut.Runes(s, 70))
 	}
 	return b.String()
 }
@@ -262,9 +263,9 @@ func judge(a *blackboard.Artefact) reviewpolicy.Verdict {
 
 // claimNode describes a claim with its status and outcome.
 func claimNode(c *blackboard.Claim) *treeNode {
-	label := "claim " + shortID(c.ID)
+	label := "claim " + blackboard.ShortID(c.ID)
 	if c.IsFeedback() {
-		label = fmt.Sprintf("feedback claim %s (iteration %d)", shortID(c.ID), c.Iteration)
+		label = fmt.Sprintf("feedback claim %s (iteration %d)", blackboard.ShortID(c.ID), c.Iteration)
 	}
 	text := label + " " + string(c.Status)
 	switch {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // memoryView is what `sett memory -o json` prints.
@@ -60,7 +61,7 @@ memory.shared and memory.upstream.`,
 			if doc != "" {
 				s, err := memory.DecodeShared([]byte(doc))
 				if err != nil {
-					return fmt.Errorf("the shared memory of workflow %s does not decode: %w", shortID(wf.ID), err)
+					return fmt.Errorf("the shared memory of workflow %s does not decode: %w", blackboard.ShortID(wf.ID), err)
 				}
 				v.Shared = &s
 			}
@@ -73,7 +74,7 @@ memory.shared and memory.upstream.`,
 			if len(args) == 2 {
 				m, ok := v.Agents[args[1]]
 				if !ok {
-					return fmt.Errorf("agent %s left no memory in workflow %s (agents with one: %v)", args[1], shortID(wf.ID), sortedNames(v.Agents))
+					return fmt.Errorf("agent %s left no memory in workflow %s (agents with one: %v)", args[1], blackboard.ShortID(wf.ID), sortedNames(v.Agents))
 				}
 				v.Shared, v.Agents = nil, map[string]memory.AgentMemory{args[1]: m}
 			}
@@ -82,7 +83,7 @@ memory.shared and memory.upstream.`,
 				return writeJSONIndent(out, v)
 			}
 			if v.Shared == nil && len(v.Agents) == 0 {
-				fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object).\n", shortID(wf.ID))
+				fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object).\n", blackboard.ShortID(wf.ID))
 				return nil
 			}
 			if v.Shared != nil {

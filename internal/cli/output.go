@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // colour is an SGR colour code. Every code is two digits so that each
@@ -122,33 +123,13 @@ func oneLine(s string) string {
 	return termsafe.Line(s)
 }
 
-// ellipsis shortens s to at most n runes, marking the cut with "…".
-func ellipsis(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return "…"
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// shortID is the 8-character form of an id that listings show and that
-// every command accepts back as a prefix.
-// id renders an id for a listing: whole with --full, else shortID.
+// id renders an id for a listing: whole with --full, else its short form
+// (blackboard.ShortID), which every command accepts back as a prefix.
 func (s outputStyle) id(id string) string {
 	if s.full {
 		return id
 	}
-	return shortID(id)
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
+	return blackboard.ShortID(id)
 }
 
 // age renders how long before now t was, compactly: "3s", "2m", "5h",

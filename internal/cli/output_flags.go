@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -122,7 +123,7 @@ func ambiguousError(ctx context.Context, bb *blackboard.Client, what string, amb
 	for i, id := range amb.Candidates {
 		fmt.Fprintf(&b, "\n  %s", id)
 		if err == nil && arts[i] != nil {
-			fmt.Fprintf(&b, "  %s  %s", arts[i].Type, ellipsis(oneLine(arts[i].Summary), 60))
+			fmt.Fprintf(&b, "  %s  %s", arts[i].Type, textcut.Runes(oneLine(arts[i].Summary), 60))
 		}
 	}
 	return usageError("%s", b.String())
@@ -143,7 +144,7 @@ func resolveWorkflow(ctx context.Context, bb *blackboard.Client, ref string) (*b
 		return nil, err
 	}
 	if a, aerr := bb.GetArtefact(ctx, id); aerr == nil {
-		return nil, fmt.Errorf("%s is a %s artefact, not a goal; its workflow is %s", shortID(id), a.Type, a.WorkflowID)
+		return nil, fmt.Errorf("%s is a %s artefact, not a goal; its workflow is %s", blackboard.ShortID(id), a.Type, a.WorkflowID)
 	}
 	return nil, fmt.Errorf("no workflow with id %s in instance %s: list goals with `sett hoard --type GoalDefined`", id, bb.Instance())
 }

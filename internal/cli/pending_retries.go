@@ -38,7 +38,7 @@ func (r pendingRetryView) text(now time.Time) string {
 	if r.Failure != "" {
 		s += ": " + r.Failure
 	}
-	return s + fmt.Sprintf(" (claim %s)", shortID(r.ClaimID))
+	return s + fmt.Sprintf(" (claim %s)", blackboard.ShortID(r.ClaimID))
 }
 
 // collectPendingRetries lists the retries the claims wait for, soonest

@@ -7,6 +7,7 @@ import (
 
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/termsafe"
+	"github.com/settdev/sett/internal/textcut"
 )
 
 // progressDetailMax bounds the detail shown on a live line, so that a
@@ -75,7 +76,7 @@ func (v *progressView) line(p runtime.Progress, width int) string {
 	width = max(width, 12)
 	detail := termsafe.Line(p.Detail)
 	if v.live {
-		detail = ellipsis(detail, progressDetailMax)
+		detail = textcut.Runes(detail, progressDetailMax)
 	}
 	s := fmt.Sprintf("  %-*s  %s", width, p.Component, v.state(p.State))
 	if detail != "" {

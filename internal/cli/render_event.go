@@ -128,7 +128,7 @@ func (r *eventTextRenderer) render(ev blackboard.Event) error {
 	}
 	wf := "-"
 	if ev.WorkflowID != "" {
-		wf = shortID(ev.WorkflowID)
+		wf = blackboard.ShortID(ev.WorkflowID)
 	}
 	cols := []cell{
 		{text: when, colour: colourGrey},
@@ -190,11 +190,11 @@ func eventDetails(ev blackboard.Event) string {
 	f := ev.Field
 	claim := ""
 	if ev.ClaimID != "" {
-		claim = "claim " + shortID(ev.ClaimID)
+		claim = "claim " + blackboard.ShortID(ev.ClaimID)
 	}
 	switch ev.Type {
 	case blackboard.EventArtefactCreated:
-		s := fmt.Sprintf("%s v%s %s", f("type"), f("version"), shortID(ev.ArtefactID))
+		s := fmt.Sprintf("%s v%s %s", f("type"), f("version"), blackboard.ShortID(ev.ArtefactID))
 		if st := f("structural_type"); st != "" && st != string(blackboard.StructuralStandard) {
 			s += " [" + st + "]"
 		}
@@ -210,7 +210,7 @@ func eventDetails(ev blackboard.Event) string {
 	case blackboard.EventWorkflowCompleted:
 		return f("status") + ": " + f("reason")
 	case blackboard.EventClaimCreated:
-		return fmt.Sprintf("%s on %s (%s)", claim, shortID(ev.ArtefactID), f("status"))
+		return fmt.Sprintf("%s on %s (%s)", claim, blackboard.ShortID(ev.ArtefactID), f("status"))
 	case blackboard.EventClaimTransitioned:
 		return fmt.Sprintf("%s %s → %s", claim, f("from"), f("to"))
 	case blackboard.EventBidSubmitted:
@@ -218,9 +218,9 @@ func eventDetails(ev blackboard.Event) string {
 	case blackboard.EventClaimGranted:
 		return fmt.Sprintf("%s %s → %s", claim, f("phase"), f("agents"))
 	case blackboard.EventReviewApproved:
-		return fmt.Sprintf("%s review %s approved", claim, shortID(f("review_id")))
+		return fmt.Sprintf("%s review %s approved", claim, blackboard.ShortID(f("review_id")))
 	case blackboard.EventReviewRejected:
-		s := fmt.Sprintf("%s review %s rejected", claim, shortID(f("review_id")))
+		s := fmt.Sprintf("%s review %s rejected", claim, blackboard.ShortID(f("review_id")))
 		if sev := f("severity"); sev != "" {
 			s += " (" + sev + ")"
 		}
@@ -229,7 +229,7 @@ func eventDetails(ev blackboard.Event) string {
 		}
 		return s
 	case blackboard.EventFeedbackClaimCreated:
-		return fmt.Sprintf("%s iteration %s: rework of %s v%s", claim, f("iteration"), shortID(ev.ArtefactID), f("target_version"))
+		return fmt.Sprintf("%s iteration %s: rework of %s v%s", claim, f("iteration"), blackboard.ShortID(ev.ArtefactID), f("target_version"))
 	}
 	if r := f("reason"); r != "" && claim != "" {
 		return claim + ": " + reasonForPeople(r) + restFields(ev, "reason")
@@ -239,7 +239,7 @@ func eventDetails(ev blackboard.Event) string {
 		parts = append(parts, claim)
 	}
 	if ev.ArtefactID != "" {
-		parts = append(parts, "artefact "+shortID(ev.ArtefactID))
+		parts = append(parts, "artefact "+blackboard.ShortID(ev.ArtefactID))
 	}
 	if rest := strings.TrimSpace(restFields(ev)); rest != "" {
 		parts = append(parts, rest)
@@ -261,7 +261,7 @@ func restFields(ev blackboard.Event, skip ...string) string {
 	for _, k := range keys {
 		v := ev.Fields[k]
 		if blackboard.ValidateID(v) == nil {
-			v = shortID(v)
+			v = blackboard.ShortID(v)
 		} else if strings.ContainsAny(v, " \t\"") || v == "" {
 			v = strconv.Quote(v)
 		}

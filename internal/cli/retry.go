@@ -73,9 +73,9 @@ Done/ or Failed/ with its Outcome rewritten.`,
 				switch {
 				case errors.Is(err, blackboard.ErrNotFailed):
 					return fmt.Errorf("claim %s cannot be retried: %s. `sett retry` re-runs a claim whose retries were exhausted or whose failure was permanent; see `sett errors`",
-						shortID(c.ID), strings.TrimPrefix(err.Error(), blackboard.ErrNotFailed.Error()+": claim "+c.ID+": "))
+						blackboard.ShortID(c.ID), strings.TrimPrefix(err.Error(), blackboard.ErrNotFailed.Error()+": claim "+c.ID+": "))
 				case errors.Is(err, blackboard.ErrWorkflowEnded):
-					return fmt.Errorf("claim %s cannot be retried: its workflow %s ended otherwise (%v); post the goal again with `sett forage`", shortID(c.ID), shortID(c.WorkflowID), err)
+					return fmt.Errorf("claim %s cannot be retried: its workflow %s ended otherwise (%v); post the goal again with `sett forage`", blackboard.ShortID(c.ID), blackboard.ShortID(c.WorkflowID), err)
 				case err != nil:
 					return err
 				}
@@ -88,16 +88,16 @@ Done/ or Failed/ with its Outcome rewritten.`,
 				switch {
 				case r.Reasked:
 					fmt.Fprintf(out, "Claim %s waits for approval again (its approval had timed out); workflow %s runs again. Decide it with `sett approve %s` or `sett reject %s --reason ...`.\n",
-						shortID(r.ClaimID), shortID(r.WorkflowID), shortID(r.ClaimID), shortID(r.ClaimID))
+						blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.WorkflowID), blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.ClaimID))
 				case r.Already:
-					fmt.Fprintf(out, "Claim %s was retried already and is %s: nothing to do.\n", shortID(r.ClaimID), r.Status)
+					fmt.Fprintf(out, "Claim %s was retried already and is %s: nothing to do.\n", blackboard.ShortID(r.ClaimID), r.Status)
 				case r.Reopened:
-					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget; workflow %s runs again.\n", shortID(r.ClaimID), r.Status, shortID(r.WorkflowID))
+					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget; workflow %s runs again.\n", blackboard.ShortID(r.ClaimID), r.Status, blackboard.ShortID(r.WorkflowID))
 				default:
-					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget.\n", shortID(r.ClaimID), r.Status)
+					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget.\n", blackboard.ShortID(r.ClaimID), r.Status)
 				}
 			}
-			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s`.\n", shortID(claims[0].WorkflowID))
+			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s`.\n", blackboard.ShortID(claims[0].WorkflowID))
 			return nil
 		},
 	}
@@ -136,7 +136,7 @@ func retryTargets(ctx context.Context, bb *blackboard.Client, ref string) ([]*bl
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("workflow %s has no failed claim to retry (it is %s: %s); `sett errors` lists what failed", shortID(wf.ID), wf.Status, oneLine(wf.Outcome))
+		return nil, fmt.Errorf("workflow %s has no failed claim to retry (it is %s: %s); `sett errors` lists what failed", blackboard.ShortID(wf.ID), wf.Status, oneLine(wf.Outcome))
 	}
 	return out, nil
 }

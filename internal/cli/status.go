@@ -513,7 +513,7 @@ func renderStatus(w io.Writer, style outputStyle, r *statusReport) {
 			what = "artefact"
 		}
 		kv("Waiting", cell{text: fmt.Sprintf("%s of workflow %s waits for %s to answer: asked again %d time(s) since %s (the workflow fails at orchestrator.no_bid_timeout)",
-			what, shortID(u.WorkflowID), strings.Join(u.Agents, ", "), u.Rounds, ago(style.Now(), time.UnixMilli(u.SinceMs))), colour: colourYellow})
+			what, blackboard.ShortID(u.WorkflowID), strings.Join(u.Agents, ", "), u.Rounds, ago(style.Now(), time.UnixMilli(u.SinceMs))), colour: colourYellow})
 	}
 	if tk := r.Tokens; tk != nil && tk.Total > 0 {
 		kv("Tokens", cell{text: fmt.Sprintf("%d spent (%s)", tk.Total, agentTokensText(tk.ByAgent))})

@@ -130,7 +130,7 @@ func TestStatusText(t *testing.T) {
 		"Paused     not paused",
 		"Workflows  1 running (2 in total)",
 		"Claims     2 active",
-		"exclusive on Plan " + shortID(f.s.planV2.ID) + " (claim " + shortID(f.working) + ")",
+		"exclusive on Plan " + blackboard.ShortID(f.s.planV2.ID) + " (claim " + blackboard.ShortID(f.working) + ")",
 		"pending_consensus  1",
 		"pending_exclusive  1",
 	} {

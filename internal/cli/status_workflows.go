@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -91,7 +92,7 @@ func writeRunning(w io.Writer, style outputStyle, r *statusReport) {
 			tokens += " (" + agentTokensText(wf.AgentTokens) + ")"
 		}
 		t.row(cell{text: style.id(wf.WorkflowID)}, cell{text: fmt.Sprint(wf.Score)}, cell{text: stamp(style.Now(), msTime(wf.StartedAtMs))},
-			cell{text: tokens}, cell{text: ellipsis(oneLine(wf.Goal), 50)})
+			cell{text: tokens}, cell{text: textcut.Runes(oneLine(wf.Goal), 50)})
 	}
 	_ = t.flush()
 }

@@ -124,12 +124,12 @@ func TestHoardOfAClaimIDShowsTheClaim(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	s := seedWorkflow(t, e.bb)
-	for _, ref := range []string{s.planV1Claim, shortID(s.planV1Claim)} {
+	for _, ref := range []string{s.planV1Claim, blackboard.ShortID(s.planV1Claim)} {
 		out := e.mustRun(t, "hoard", ref)
 		for _, want := range []string{
-			shortID(s.planV1Claim) + " is a claim, not an artefact: the claim on Plan v1 " + s.planV1.ID,
+			blackboard.ShortID(s.planV1Claim) + " is a claim, not an artefact: the claim on Plan v1 " + s.planV1.ID,
 			"Claim " + s.planV1Claim + ": terminated",
-			"`sett hoard " + shortID(s.planV1.ID) + "` shows the artefact",
+			"`sett hoard " + blackboard.ShortID(s.planV1.ID) + "` shows the artefact",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("hoard %s lacks %q:\n%s", ref, want, out)

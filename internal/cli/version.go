@@ -47,7 +47,7 @@ func currentVersion() versionInfo {
 func (v versionInfo) String() string {
 	s := "sett " + v.Version + " ("
 	if v.Commit != "" {
-		s += "commit " + shortID(v.Commit)
+		s += "commit " + v.Commit[:min(len(v.Commit), 8)]
 		if v.Modified {
 			s += "+changes"
 		}

@@ -108,7 +108,7 @@ func TestWatchReplaysThenFollowsWithoutGapOrDuplicate(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := e.run(t, "watch", "--workflow", shortID(g.ID), "-o", "jsonl", "--exit-on-completion")
+		_, _, err := e.run(t, "watch", "--workflow", blackboard.ShortID(g.ID), "-o", "jsonl", "--exit-on-completion")
 		done <- err
 	}()
 	select {
@@ -213,7 +213,7 @@ func TestWatchFilters(t *testing.T) {
 		{"agent, also in a grant's agent list", []string{"--agent", "reviewer"}, func(ev blackboard.Event) bool {
 			return ev.Agent == "reviewer" || ev.Type == blackboard.EventClaimGranted
 		}},
-		{"workflow prefix", []string{"--workflow", shortID(other.ID)}, func(ev blackboard.Event) bool { return ev.WorkflowID == other.ID }},
+		{"workflow prefix", []string{"--workflow", blackboard.ShortID(other.ID)}, func(ev blackboard.Event) bool { return ev.WorkflowID == other.ID }},
 		{"combined", []string{"--workflow", s.goal.ID, "--event", "artefact_*", "--type", "Rev*"}, func(ev blackboard.Event) bool {
 			return ev.WorkflowID == s.goal.ID && ev.Type == blackboard.EventArtefactCreated && ev.Field("type") == "Review"
 		}},
@@ -263,19 +263,19 @@ func TestWatchTextIsAlignedAndColouredOnlyOnATerminal(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	s := seedWorkflow(t, e.bb)
-	plainOut := e.mustRun(t, "watch", "--until", "0s", "--workflow", shortID(s.goal.ID))
+	plainOut := e.mustRun(t, "watch", "--until", "0s", "--workflow", blackboard.ShortID(s.goal.ID))
 	if strings.Contains(plainOut, "\x1b[") {
 		t.Errorf("colour without a terminal:\n%q", plainOut)
 	}
 	lines := strings.Split(strings.TrimRight(plainOut, "\n"), "\n")
-	col := strings.Index(lines[0], shortID(s.goal.ID))
+	col := strings.Index(lines[0], blackboard.ShortID(s.goal.ID))
 	for _, l := range lines {
-		if strings.Index(l, shortID(s.goal.ID)) != col {
+		if strings.Index(l, blackboard.ShortID(s.goal.ID)) != col {
 			t.Errorf("workflow column not aligned at %d:\n%s", col, plainOut)
 			break
 		}
 	}
-	if !strings.Contains(plainOut, "claim "+shortID(s.planV1Claim)+" pending_consensus → terminated") {
+	if !strings.Contains(plainOut, "claim "+blackboard.ShortID(s.planV1Claim)+" pending_consensus → terminated") {
 		t.Errorf("text lacks the plan claim's termination:\n%s", plainOut)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -105,16 +106,9 @@ func ParseBid(stdout []byte) (blackboard.Bid, error) {
 	}
 	bid := blackboard.Bid(strings.ToLower(strings.TrimSpace(s)))
 	if !bid.Valid() {
-		return "", fmt.Errorf("cub: bid_script printed %q; expected one of review, claim, exclusive, ignore", truncate(s, 80))
+		return "", fmt.Errorf("cub: bid_script printed %q; expected one of review, claim, exclusive, ignore", textcut.Bytes(s, 80))
 	}
 	return bid, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // toToolArtefact converts a blackboard artefact to what a tool sees.

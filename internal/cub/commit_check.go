@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -28,7 +29,7 @@ func CheckCommit(ctx context.Context, dir, payload string) error {
 	}
 	hash := strings.TrimSpace(payload)
 	if !commitPattern.MatchString(hash) {
-		return fmt.Errorf("a %s artefact must carry a commit hash (7-64 lowercase hex digits), got %q", CommitType, truncate(hash, 80))
+		return fmt.Errorf("a %s artefact must carry a commit hash (7-64 lowercase hex digits), got %q", CommitType, textcut.Bytes(hash, 80))
 	}
 	if err := tool.RunTracked(exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "-e", hash+"^{commit}")); err != nil {
 		return fmt.Errorf("a %s artefact names commit %s, which does not exist in the workspace repository", CommitType, hash)

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -39,11 +40,11 @@ func readMemory(raw json.RawMessage) (mem string, warning map[string]string) {
 	}
 	m, cuts, err := memory.RepairAgentMemory(raw)
 	if err != nil {
-		return "", map[string]string{metaMemoryAction: "dropped", metaMemoryProblem: truncate(strictErr.Error(), 2000)}
+		return "", map[string]string{metaMemoryAction: "dropped", metaMemoryProblem: textcut.Bytes(strictErr.Error(), 2000)}
 	}
 	b, _ := json.Marshal(m)
-	return string(b), map[string]string{metaMemoryAction: "repaired", metaMemoryProblem: truncate(strictErr.Error(), 2000),
-		metaMemoryCuts: truncate(strings.Join(cuts, "; "), 2000)}
+	return string(b), map[string]string{metaMemoryAction: "repaired", metaMemoryProblem: textcut.Bytes(strictErr.Error(), 2000),
+		metaMemoryCuts: textcut.Bytes(strings.Join(cuts, "; "), 2000)}
 }
 
 // warnMemory records a repaired or dropped memory of stored result art as

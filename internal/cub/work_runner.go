@@ -17,6 +17,7 @@ import (
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/retrypolicy"
 	"github.com/settdev/sett/internal/reviewpolicy"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/internal/writeretry"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -165,7 +166,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	w.m.ToolExits.WithLabelValues(outcome).Inc()
 	w.m.ToolDuration.WithLabelValues(outcome).Observe(res.Duration.Seconds())
 	if len(res.Stderr) > 0 {
-		log.Info().Str("stderr", truncate(string(res.Stderr), 8192)).Msg("tool stderr")
+		log.Info().Str("stderr", textcut.Bytes(string(res.Stderr), 8192)).Msg("tool stderr")
 	}
 	if ctx.Err() != nil {
 		// The lease was lost or the cub is stopping: the grant is re-issued
@@ -370,7 +371,7 @@ func lastLine(tail []byte) string {
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[i+1:]
 	}
-	return truncate(strings.TrimSpace(text), 160)
+	return textcut.Bytes(strings.TrimSpace(text), 160)
 }
 
 // failureInfo is what a Failure artefact records about a failed run.
@@ -432,7 +433,7 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 		ProducedByAgent: w.set.Agent,
 		WorkflowID:      view.Target.WorkflowID,
 		ClaimID:         g.ClaimID,
-		Summary:         truncate(strings.ReplaceAll(f.kind+": "+f.detail, "\n", " "), 200),
+		Summary:         textcut.Bytes(strings.ReplaceAll(f.kind+": "+f.detail, "\n", " "), 200),
 		Depth:           view.Target.Depth + 1,
 		Metadata:        meta,
 	}

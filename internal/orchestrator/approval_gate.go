@@ -8,6 +8,7 @@ import (
 
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -120,7 +121,7 @@ func (a *ClaimAdvancer) approvalExpired(ctx context.Context, st *blackboard.Clai
 	waited := msDuration(cl.Approval.ExpiresAtMs - cl.Approval.RequestedAtMs)
 	reason := fmt.Sprintf("Terminated: nobody approved or rejected it within %s (approvals.timeout); needs human review.", waited)
 	err := a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
-		fmt.Sprintf("approval of %s timed out after %s", short(cl.ArtefactID), waited),
+		fmt.Sprintf("approval of %s timed out after %s", blackboard.ShortID(cl.ArtefactID), waited),
 		a.event(blackboard.EventApprovalExpired, cl, "", map[string]string{
 			"reason": reason, "expires_at_ms": strconv.FormatInt(cl.Approval.ExpiresAtMs, 10),
 		}))
@@ -162,7 +163,7 @@ func (a *ClaimAdvancer) writeHumanReview(ctx context.Context, cl *blackboard.Cla
 		r.Summary = fmt.Sprintf("approved by %s (%s)", who, ap.Channel)
 	} else {
 		r.Payload = ap.Reason
-		r.Summary = truncate(fmt.Sprintf("rejected by %s (%s): %s", who, ap.Channel, oneLine(ap.Reason)), 200)
+		r.Summary = textcut.Bytes(fmt.Sprintf("rejected by %s (%s): %s", who, ap.Channel, oneLine(ap.Reason)), 200)
 	}
 	err := a.bb.CreateArtefact(ctx, r, blackboard.WriteAuth{Epoch: a.epoch()})
 	if err != nil && !errors.Is(err, blackboard.ErrExists) {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -179,7 +178,7 @@ func (a *ClaimAdvancer) advanceRead(ctx context.Context, claimID, workflowHint s
 		return nil
 	}
 	if st.Workflow.Status != blackboard.WorkflowRunning && !cl.IsLearn() {
-		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", short(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
+		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", blackboard.ShortID(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
 		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, false, "",
 			a.event(blackboard.EventClaimTerminatedWorkflowEnded, cl, "", map[string]string{"reason": reason}))
 	}
@@ -854,27 +853,7 @@ func msToSeconds(ms int64) float64 {
 	return float64(ms) / 1000
 }
 
-// short abbreviates an id for human-readable reasons.
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
-
-// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
 
 // oneLine joins the lines of s with single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

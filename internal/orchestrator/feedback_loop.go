@@ -65,7 +65,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			"reason": reason, "failure_id": failure, "iterations": strconv.Itoa(iteration), "limit": strconv.Itoa(limit),
 		}))
 		return a.finishWith(ctx, st, blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: decision}}, blackboard.ClaimTerminated, reason, true,
-			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, short(target.LogicalID), limit), events...)
+			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, blackboard.ShortID(target.LogicalID), limit), events...)
 	}
 
 	// Issue 28: the rework goes to the agent that produced the version;
@@ -85,7 +85,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 			"reason": reason, "failure_id": failure, "role": target.ProducedByRole,
 		}))
 		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
-			fmt.Sprintf("no agent is configured for role %s to rework %s", target.ProducedByRole, short(target.ID)), events...)
+			fmt.Sprintf("no agent is configured for role %s to rework %s", target.ProducedByRole, blackboard.ShortID(target.ID)), events...)
 	}
 
 	feedbackID := blackboard.DeriveID("feedback-claim", cl.ID)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -151,7 +152,7 @@ func (a *ClaimAdvancer) recordLearning(ctx context.Context, rejectedID, workflow
 	}
 	a.m.Learnings.WithLabelValues(source).Inc()
 	a.log.Info().Str("workflow_id", workflowID).Str("artefact_id", target.ID).Str("source", source).
-		Str("event", string(blackboard.EventLearningRecorded)).Str("learning", truncate(l.Text, 200)).Msg("learning recorded")
+		Str("event", string(blackboard.EventLearningRecorded)).Str("learning", textcut.Bytes(l.Text, 200)).Msg("learning recorded")
 	return a.LearningsChangedFunc(ctx)
 }
 
@@ -160,7 +161,7 @@ func (a *ClaimAdvancer) recordLearning(ctx context.Context, rejectedID, workflow
 func (a *ClaimAdvancer) goalTitle(ctx context.Context, workflowID string) (string, error) {
 	goal, err := a.bb.GetArtefact(ctx, workflowID)
 	if errors.Is(err, blackboard.ErrNotFound) {
-		return short(workflowID), nil
+		return blackboard.ShortID(workflowID), nil
 	}
 	if err != nil {
 		return "", err
@@ -171,5 +172,5 @@ func (a *ClaimAdvancer) goalTitle(ctx context.Context, workflowID string) (strin
 	if goal.Summary != "" {
 		return goal.Summary, nil
 	}
-	return "workflow " + short(workflowID) + " (v" + strconv.Itoa(goal.Version) + ")", nil
+	return "workflow " + blackboard.ShortID(workflowID) + " (v" + strconv.Itoa(goal.Version) + ")", nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/reviewpolicy"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -117,9 +118,9 @@ func (a *ClaimAdvancer) replan(ctx context.Context, b *phaseBoundary, cluster re
 		producer, fellBack, ok = a.dir.ReworkerFor(upstream.ProducedByAgent, upstream.ProducedByRole)
 	}
 	if !ok {
-		why := fmt.Sprintf("%s; no %s upstream of %s %s to replan", d.Reason, cluster.ReplanType, b.target.Type, short(b.target.ID))
+		why := fmt.Sprintf("%s; no %s upstream of %s %s to replan", d.Reason, cluster.ReplanType, b.target.Type, blackboard.ShortID(b.target.ID))
 		if upstream != nil {
-			why = fmt.Sprintf("%s; no agent is configured to rework %s %s (role %s)", d.Reason, upstream.Type, short(upstream.ID), upstream.ProducedByRole)
+			why = fmt.Sprintf("%s; no agent is configured to rework %s %s (role %s)", d.Reason, upstream.Type, blackboard.ShortID(upstream.ID), upstream.ProducedByRole)
 		}
 		reason := "Terminated by the review policy: " + why
 		t := blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: line}}
@@ -144,7 +145,7 @@ func (a *ClaimAdvancer) replan(ctx context.Context, b *phaseBoundary, cluster re
 			ParentClaimID:         cl.ID,
 			Iteration:             upstream.Version,
 			Attempts:              1,
-			ReviewDecision:        truncate(replanMark(cluster.Name)+line, 4000),
+			ReviewDecision:        textcut.Bytes(replanMark(cluster.Name)+line, 4000),
 		},
 		AddsItem: true,
 		Counts:   true,

@@ -86,7 +86,7 @@ func (b *Bridge) approvals(ctx context.Context, learned map[string]blackboard.Le
 // approvalName is Pending_Approval/<slug>-<shortid>.md.
 func approvalName(r blackboard.ApprovalRequest, title string) string {
 	s := slug(r.ArtefactType + " " + title)
-	return s + "-" + short(r.ArtefactID) + ".md"
+	return s + "-" + blackboard.ShortID(r.ArtefactID) + ".md"
 }
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
@@ -147,10 +147,10 @@ func renderApprovalBody(r blackboard.ApprovalRequest, a *blackboard.Artefact, ti
 	if r.Summary != "" {
 		fmt.Fprintf(&s, "%s\n\n", mdText(oneLine(r.Summary, 1000)))
 	}
-	fmt.Fprintf(&s, "Produced by %s for workflow %s.\n\n", mdText(orDash(r.ProducedByAgent)), short(r.WorkflowID))
+	fmt.Fprintf(&s, "Produced by %s for workflow %s.\n\n", mdText(orDash(r.ProducedByAgent)), blackboard.ShortID(r.WorkflowID))
 	s.WriteString("## Payload\n\n")
 	s.WriteString(fence(a.Payload))
-	s.WriteString(howToDecide(short(r.ArtefactID), learner))
+	s.WriteString(howToDecide(blackboard.ShortID(r.ArtefactID), learner))
 	return s.String()
 }
 
@@ -356,7 +356,7 @@ func (b *Bridge) noteInFile(f *vaultFile, cause error, status string) error {
 	msg := oneLine(strings.TrimPrefix(cause.Error(), "blackboard: "), 600)
 	var se *blackboard.SupersededError
 	if errors.As(cause, &se) && se.CurrentID != "" {
-		msg = fmt.Sprintf("refused: this is not the current version; version %d (%s) is current: decide that one (its file is in Pending_Approval/)", se.CurrentVersion, short(se.CurrentID))
+		msg = fmt.Sprintf("refused: this is not the current version; version %d (%s) is current: decide that one (its file is in Pending_Approval/)", se.CurrentVersion, blackboard.ShortID(se.CurrentID))
 	}
 	d := f.Doc
 	if d.Get("sett_note") == msg && (status == "" || d.Get("approval_status") == status) {
@@ -408,7 +408,7 @@ func sectionText(body, title string) string {
 func (b *Bridge) goalTitle(ctx context.Context, workflowID string) string {
 	g, err := b.bb.GetArtefact(ctx, workflowID)
 	if err != nil {
-		return short(workflowID)
+		return blackboard.ShortID(workflowID)
 	}
 	if s := strings.TrimSpace(g.Metadata["subject"]); s != "" {
 		return s
@@ -416,7 +416,7 @@ func (b *Bridge) goalTitle(ctx context.Context, workflowID string) string {
 	if g.Summary != "" {
 		return g.Summary
 	}
-	return short(workflowID)
+	return blackboard.ShortID(workflowID)
 }
 
 func msTime(ms int64) string {

@@ -363,17 +363,17 @@ func eventLine(ev blackboard.Event) string {
 	var line string
 	switch ev.Type {
 	case blackboard.EventWorkflowStarted:
-		line = "workflow " + short(ev.WorkflowID) + " started"
+		line = "workflow " + blackboard.ShortID(ev.WorkflowID) + " started"
 	case blackboard.EventWorkflowCompleted:
-		line = "workflow " + short(ev.WorkflowID) + " ended " + mdText(ev.Field("status"))
+		line = "workflow " + blackboard.ShortID(ev.WorkflowID) + " ended " + mdText(ev.Field("status"))
 	case blackboard.EventApprovalRequested:
-		line = "approval requested for " + short(ev.ArtefactID)
+		line = "approval requested for " + blackboard.ShortID(ev.ArtefactID)
 	case blackboard.EventApprovalDecided:
-		line = fmt.Sprintf("approval of %s decided: %s by %s (%s)", short(ev.ArtefactID), mdText(ev.Field("decision")), mdText(orDash(ev.Field("by"))), mdText(ev.Field("channel")))
+		line = fmt.Sprintf("approval of %s decided: %s by %s (%s)", blackboard.ShortID(ev.ArtefactID), mdText(ev.Field("decision")), mdText(orDash(ev.Field("by"))), mdText(ev.Field("channel")))
 	case blackboard.EventApprovalExpired:
-		line = "approval of " + short(ev.ArtefactID) + " timed out"
+		line = "approval of " + blackboard.ShortID(ev.ArtefactID) + " timed out"
 	case blackboard.EventLearningRecorded:
-		line = "learning recorded (workflow " + short(ev.WorkflowID) + ")"
+		line = "learning recorded (workflow " + blackboard.ShortID(ev.WorkflowID) + ")"
 	case blackboard.EventPaused:
 		line = "paused"
 	case blackboard.EventResumed:
@@ -482,13 +482,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 func orDash(s string) string {

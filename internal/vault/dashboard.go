@@ -72,7 +72,7 @@ func RenderDashboard(d DashboardData) string {
 		s.WriteString("None.\n\n")
 	} else {
 		for _, r := range d.Running {
-			fmt.Fprintf(&s, "- %s — workflow %s — %s\n", mdText(r.File), short(r.WorkflowID), mdText(r.State))
+			fmt.Fprintf(&s, "- %s — workflow %s — %s\n", mdText(r.File), blackboard.ShortID(r.WorkflowID), mdText(r.State))
 		}
 		s.WriteString("\n")
 	}
@@ -131,7 +131,7 @@ func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalReq
 		names, _ := b.listMD(folder)
 		for _, n := range names {
 			for _, r := range pending {
-				if strings.HasSuffix(strings.TrimSuffix(n, ".md"), short(r.ArtefactID)) {
+				if strings.HasSuffix(strings.TrimSuffix(n, ".md"), blackboard.ShortID(r.ArtefactID)) {
 					files[r.ArtefactID] = folder + "/" + n
 				}
 			}

@@ -194,7 +194,7 @@ func (b *Bridge) admit(ctx context.Context, t *task, now time.Time) error {
 	case err == nil:
 		failpoint.Hit("vault-goal-created")
 		b.log.Info().Str("file", t.File.Name).Str("workflow_id", t.Goal.ID).Int("priority", t.Score).Msg("task file became a goal")
-		b.note("task " + mdText(t.File.Name) + " started workflow " + short(t.Goal.ID))
+		b.note("task " + mdText(t.File.Name) + " started workflow " + blackboard.ShortID(t.Goal.ID))
 	case errors.Is(err, blackboard.ErrExists):
 		// Created by a pass that did not get to move the file.
 	case errors.Is(err, blackboard.ErrInvalid):

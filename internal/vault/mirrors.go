@@ -188,7 +188,7 @@ func (b *Bridge) mirrorMemory(ctx context.Context, wf string) error {
 	if doc != "" {
 		s, err := memory.DecodeShared([]byte(doc))
 		if err != nil {
-			return fmt.Errorf("shared memory of workflow %s: %w", short(wf), err)
+			return fmt.Errorf("shared memory of workflow %s: %w", blackboard.ShortID(wf), err)
 		}
 		text := fmt.Sprintf("<!-- Shared memory of workflow %s, written by Sett; edits are overwritten. -->\n%s", wf, memory.RenderShared(s))
 		if err := writeIfChanged(filepath.Join(b.opt.Path, SharedMemory), []byte(text)); err != nil {

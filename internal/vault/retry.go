@@ -157,7 +157,7 @@ func (b *Bridge) backInProgress(ctx context.Context, p, workflowID string) error
 	to, err := b.toInProgress(p, d)
 	if err == nil {
 		b.log.Info().Str("file", b.rel(p)).Str("workflow_id", workflowID).Msg("workflow runs again; task file back in In_Progress/")
-		b.note("workflow " + short(workflowID) + " runs again: " + mdText(filepath.Base(to)) + " → In_Progress/")
+		b.note("workflow " + blackboard.ShortID(workflowID) + " runs again: " + mdText(filepath.Base(to)) + " → In_Progress/")
 	}
 	return err
 }
@@ -214,7 +214,7 @@ func (b *Bridge) retryFile(ctx context.Context, dir, name string) error {
 		return err
 	}
 	b.log.Info().Str("file", b.rel(p)).Str("workflow_id", wfID).Str("retried", what).Msg("task retried from the vault")
-	b.note("retried " + mdText(name) + " (workflow " + short(wfID) + ", " + mdText(what) + ") → In_Progress/")
+	b.note("retried " + mdText(name) + " (workflow " + blackboard.ShortID(wfID) + ", " + mdText(what) + ") → In_Progress/")
 	_ = to
 	return nil
 }
@@ -231,7 +231,7 @@ func (e *notRetriable) Error() string { return e.why }
 func (b *Bridge) retryWorkflow(ctx context.Context, workflowID string) (string, error) {
 	wf, err := b.bb.GetWorkflow(ctx, workflowID)
 	if errors.Is(err, blackboard.ErrNotFound) {
-		return "", &notRetriable{"its workflow " + short(workflowID) + " is not on the blackboard (was Redis reset?): delete the workflow_id line and move the file to Needs_Action/ to start it as a new task"}
+		return "", &notRetriable{"its workflow " + blackboard.ShortID(workflowID) + " is not on the blackboard (was Redis reset?): delete the workflow_id line and move the file to Needs_Action/ to start it as a new task"}
 	}
 	if err != nil {
 		return "", err
@@ -241,7 +241,7 @@ func (b *Bridge) retryWorkflow(ctx context.Context, workflowID string) (string, 
 		return "already running", nil
 	case blackboard.WorkflowFailed:
 	default:
-		return "", &notRetriable{fmt.Sprintf("its workflow %s ended %s; only a failed one can be retried: to run the task again as a new workflow, delete the workflow_id line and move the file to Needs_Action/", short(workflowID), wf.Status)}
+		return "", &notRetriable{fmt.Sprintf("its workflow %s ended %s; only a failed one can be retried: to run the task again as a new workflow, delete the workflow_id line and move the file to Needs_Action/", blackboard.ShortID(workflowID), wf.Status)}
 	}
 	ids, err := b.bb.WorkflowClaims(ctx, workflowID)
 	if err != nil {
@@ -258,7 +258,7 @@ func (b *Bridge) retryWorkflow(ctx context.Context, workflowID string) (string, 
 		}
 		_, err := b.bb.RetryClaim(ctx, cl.ID, retryBy)
 		if err == nil {
-			did = append(did, "claim "+short(cl.ID)+" re-run")
+			did = append(did, "claim "+blackboard.ShortID(cl.ID)+" re-run")
 			continue
 		}
 		if !errors.Is(err, blackboard.ErrNotFailed) && !errors.Is(err, blackboard.ErrWorkflowEnded) {
@@ -266,14 +266,14 @@ func (b *Bridge) retryWorkflow(ctx context.Context, workflowID string) (string, 
 		}
 		if cl.Gated() && cl.Approval.Decision == "" {
 			if _, err := b.bb.ReaskApproval(ctx, cl.ArtefactID, retryBy); err == nil {
-				did = append(did, "approval of "+short(cl.ArtefactID)+" asked again")
+				did = append(did, "approval of "+blackboard.ShortID(cl.ArtefactID)+" asked again")
 			} else if !blackboard.IsDecisionRefusal(err) {
 				return "", err
 			}
 		}
 	}
 	if len(did) == 0 {
-		return "", &notRetriable{fmt.Sprintf("workflow %s failed (%s) with nothing Sett can re-run; to run the task again as a new workflow, delete the workflow_id line and move the file to Needs_Action/", short(workflowID), oneLine(wf.Outcome, 200))}
+		return "", &notRetriable{fmt.Sprintf("workflow %s failed (%s) with nothing Sett can re-run; to run the task again as a new workflow, delete the workflow_id line and move the file to Needs_Action/", blackboard.ShortID(workflowID), oneLine(wf.Outcome, 200))}
 	}
 	return strings.Join(did, ", "), nil
 }

@@ -64,7 +64,7 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 		b.noticeEdit(p, f)
 		wf, err := b.bb.GetWorkflow(ctx, wfID)
 		if errors.Is(err, blackboard.ErrNotFound) {
-			b.refuse(p, "its workflow "+short(wfID)+" is not on the blackboard (was Redis reset?): move the file back to Needs_Action/ to start it again")
+			b.refuse(p, "its workflow "+blackboard.ShortID(wfID)+" is not on the blackboard (was Redis reset?): move the file back to Needs_Action/ to start it again")
 			continue
 		}
 		if err != nil {
@@ -226,10 +226,10 @@ func renderOutcome(wf *blackboard.Workflow, finals []*blackboard.Artefact) strin
 	}
 	s.WriteString("\n")
 	for _, a := range finals {
-		fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", mdText(a.Type), a.Version, short(a.ID))
+		fmt.Fprintf(&s, "\n### %s v%d (%s)\n\n", mdText(a.Type), a.Version, blackboard.ShortID(a.ID))
 		p := a.Payload
 		if len(p) > maxOutcomePayload {
-			p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + short(a.ID) + "`)"
+			p = oneLine(p[:maxOutcomePayload], maxOutcomePayload) + " (cut; see `sett hoard --show " + blackboard.ShortID(a.ID) + "`)"
 		}
 		s.WriteString(fence(p))
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/textcut"
 )
 
 // WriteAuth says on whose authority an artefact is written.
@@ -53,7 +55,7 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 	case !a.StructuralType.Valid():
 		return bad("structural_type %q is not one of %v", a.StructuralType, AllStructuralTypes())
 	case a.Type == "" || len(a.Type) > 128 || strings.ContainsAny(a.Type, " \t\r\n"):
-		return bad("type %q must be 1-128 characters without spaces", truncate(a.Type, 64))
+		return bad("type %q must be 1-128 characters without spaces", textcut.Bytes(a.Type, 64))
 	case a.ProducedByRole == "" || len(a.ProducedByRole) > 128:
 		return bad("produced_by_role must be 1-128 characters")
 	case len(a.Payload) > maxPayload:

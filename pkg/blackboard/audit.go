@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/textcut"
 )
 
 // This file holds the read-only views the CLI's audit and status commands
@@ -46,7 +48,7 @@ func (c *Client) Leader(ctx context.Context) (LeaderInfo, error) {
 	if s := epoch.Val(); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return LeaderInfo{}, fmt.Errorf("%w: leader epoch %q", ErrCorrupt, truncate(s, 32))
+			return LeaderInfo{}, fmt.Errorf("%w: leader epoch %q", ErrCorrupt, textcut.Bytes(s, 32))
 		}
 		li.Epoch = n
 	}
@@ -229,7 +231,7 @@ func (c *Client) ScanArtefacts(ctx context.Context, q ScanQuery) (ArtefactScan, 
 	haveCur := false
 	if q.Cursor != "" {
 		if _, err := fmt.Sscanf(q.Cursor, "%d:%d", &curScore, &curSkip); err != nil || curSkip < 0 {
-			return ArtefactScan{}, fmt.Errorf("%w: page cursor %q", ErrInvalid, truncate(q.Cursor, 64))
+			return ArtefactScan{}, fmt.Errorf("%w: page cursor %q", ErrInvalid, textcut.Bytes(q.Cursor, 64))
 		}
 		haveCur = true
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/settdev/sett/internal/textcut"
 )
 
 // Size limits enforced when records are written and decoded, so that a
@@ -290,7 +292,7 @@ func DecodeWorkflow(m map[string]string) (*Workflow, error) {
 		if agent, ok := strings.CutPrefix(k, "tokens:"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				d.fail(k, "not a token count: %q", truncate(v, 64))
+				d.fail(k, "not a token count: %q", textcut.Bytes(v, 64))
 				continue
 			}
 			if w.AgentTokens == nil {
@@ -358,7 +360,7 @@ func (d *fieldDecoder) id(field string, required bool) string {
 	v, ok := d.raw(field, required, MaxFieldBytes)
 	if ok {
 		if err := ValidateID(v); err != nil {
-			d.fail(field, "%q is not a valid id", truncate(v, 64))
+			d.fail(field, "%q is not a valid id", textcut.Bytes(v, 64))
 			return ""
 		}
 	}
@@ -373,7 +375,7 @@ func (d *fieldDecoder) int(field string, required bool, min int64) int64 {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		d.fail(field, "%q is not an integer", truncate(v, 32))
+		d.fail(field, "%q is not an integer", textcut.Bytes(v, 32))
 		return 0
 	}
 	if n < min || n > 1<<53 {
@@ -407,7 +409,7 @@ func (d *fieldDecoder) idList(field string) []string {
 	out := d.list(field)
 	for _, id := range out {
 		if ValidateID(id) != nil {
-			d.fail(field, "entry %q is not a valid id", truncate(id, 64))
+			d.fail(field, "entry %q is not a valid id", textcut.Bytes(id, 64))
 			return nil
 		}
 	}
@@ -426,7 +428,7 @@ func (d *fieldDecoder) retries(field string) map[string]RetryState {
 	}
 	for agent, r := range out {
 		if ValidateAgentName(agent) != nil || r.Failed < 0 || r.DueMs < 0 || (r.FailureID != "" && ValidateID(r.FailureID) != nil) {
-			d.fail(field, "bad retry state of %q", truncate(agent, 64))
+			d.fail(field, "bad retry state of %q", textcut.Bytes(agent, 64))
 			return nil
 		}
 	}
@@ -450,13 +452,6 @@ func (d *fieldDecoder) object(field string) map[string]string {
 		return nil
 	}
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // sortedKeys returns a map's keys in order, for deterministic output.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"github.com/google/uuid"
+
+	"github.com/settdev/sett/internal/textcut"
 )
 
 // idNamespace roots the name-based (UUIDv5) ids Sett derives, so that a
@@ -35,7 +37,7 @@ var (
 // that is ever used inside a key. Errors wrap ErrInvalid.
 func ValidateID(id string) error {
 	if !isCanonicalUUID(id) {
-		return fmt.Errorf("%w: %q is not an id (expected a lowercase UUID like 0b4e7c1a-...)", ErrInvalid, truncate(id, 64))
+		return fmt.Errorf("%w: %q is not an id (expected a lowercase UUID like 0b4e7c1a-...)", ErrInvalid, textcut.Bytes(id, 64))
 	}
 	return nil
 }
@@ -68,7 +70,7 @@ func isCanonicalUUID(id string) bool {
 // that it also works as a Docker network and container name prefix.
 func ValidateInstance(name string) error {
 	if !instancePattern.MatchString(name) {
-		return fmt.Errorf("%w: instance name %q must be 1-63 lowercase letters, digits or dashes, starting and ending with a letter or digit", ErrInvalid, truncate(name, 80))
+		return fmt.Errorf("%w: instance name %q must be 1-63 lowercase letters, digits or dashes, starting and ending with a letter or digit", ErrInvalid, textcut.Bytes(name, 80))
 	}
 	return nil
 }
@@ -77,7 +79,7 @@ func ValidateInstance(name string) error {
 // '_', starting with a letter or digit, at most 63 characters.
 func ValidateAgentName(name string) error {
 	if !agentPattern.MatchString(name) {
-		return fmt.Errorf("%w: agent name %q must be 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit", ErrInvalid, truncate(name, 80))
+		return fmt.Errorf("%w: agent name %q must be 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit", ErrInvalid, textcut.Bytes(name, 80))
 	}
 	return nil
 }
@@ -90,4 +92,17 @@ func validateIDs(ids ...string) error {
 		}
 	}
 	return nil
+}
+
+// ShortIDLen is how many characters of an id listings, reasons and file
+// names show: enough to be unique among 100 000 ids almost always, and
+// accepted back as a prefix by every command (ResolveID).
+const ShortIDLen = 8
+
+// ShortID is the first ShortIDLen characters of id (all of a shorter one).
+func ShortID(id string) string {
+	if len(id) > ShortIDLen {
+		return id[:ShortIDLen]
+	}
+	return id
 }

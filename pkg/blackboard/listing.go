@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/settdev/sett/internal/textcut"
 )
 
 func zMember(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
@@ -119,7 +121,7 @@ func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
 // *AmbiguousError (up to 10 candidates), ErrInvalid.
 func (c *Client) ResolveID(ctx context.Context, kind ResolvePrefix, prefix string) (string, error) {
 	if len(prefix) < 4 || len(prefix) > 36 {
-		return "", fmt.Errorf("%w: id prefix %q must be 4 to 36 characters", ErrInvalid, truncate(prefix, 40))
+		return "", fmt.Errorf("%w: id prefix %q must be 4 to 36 characters", ErrInvalid, textcut.Bytes(prefix, 40))
 	}
 	for _, r := range prefix {
 		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/settdev/sett/agents/internal/prompt"
 	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -154,7 +154,7 @@ func (c *Coder) run(ctx context.Context, stdin io.Reader, env []string) (*tool.U
 	case res.Failure != "":
 		return ans.Usage, fmt.Errorf("the coding CLI %s failed: %s%s", argv[0], res.Detail, tails(res))
 	case ans.IsError:
-		return ans.Usage, fmt.Errorf("the coding CLI %s reported an error: %s%s", argv[0], clipText(ans.Text, tailLen), tails(res))
+		return ans.Usage, fmt.Errorf("the coding CLI %s reported an error: %s%s", argv[0], textcut.Runes(ans.Text, tailLen), tails(res))
 	}
 
 	msg := commitMessage(in, ans.Text)
@@ -217,12 +217,12 @@ func commitMessage(in tool.Input, cliText string) string {
 	if subject == "" {
 		subject = in.TargetArtefact.Type + " " + shortID(in.TargetArtefact.ID)
 	}
-	b.WriteString("sett: " + clipText(subject, 72) + "\n\n")
+	b.WriteString("sett: " + textcut.Runes(subject, 72) + "\n\n")
 	if in.ClaimType == tool.ClaimTypeFeedback {
 		fmt.Fprintf(&b, "Rework of %s v%d after %d review(s).\n\n", in.TargetArtefact.Type, in.TargetArtefact.Version, len(in.Feedback))
 	}
 	if t := strings.TrimSpace(cliText); t != "" {
-		b.WriteString(clipText(t, 4000) + "\n\n")
+		b.WriteString(textcut.Runes(t, 4000) + "\n\n")
 	}
 	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %s\n", trailerWorkflow, in.Workflow.ID, trailerClaim, in.ClaimID, trailerAgent, in.Agent)
 	return b.String()
@@ -279,13 +279,6 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
-}
-
-func clipText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 func contains(list []string, s string) bool {
