@@ -46,7 +46,7 @@ func (r *runner) toolInputSizes(context.Context) error {
 			Instance: "bench", Agent: "planner"}
 		if withMemories {
 			in.Memory.Upstream = upstream
-			cub.OmitReviewPayloads(in.Feedback, upstream)
+			cub.OmitPayloads(in.Feedback, upstream, in.TargetArtefact.ID)
 		}
 		data, err := in.MarshalJSON()
 		return len(data), err
@@ -60,7 +60,7 @@ func (r *runner) toolInputSizes(context.Context) error {
 		return err
 	}
 	f := NewFigure("tool_input_bytes_rework_4_reviews", "rework input, 4 reviews, memories standing for payloads", "bytes", "inputs", []float64{float64(with)}, "")
-	f.Note = fmt.Sprintf("the cub's assembly (OmitReviewPayloads) of a rework of an 8 KB Plan with four 10-finding reviews; %.0f %% of the input without memories; the omitted payloads stay fetchable whole or by section with sett-read; informational",
+	f.Note = fmt.Sprintf("the cub's assembly (OmitPayloads) of a rework of an 8 KB Plan with four 10-finding reviews; %.0f %% of the input without memories; the omitted payloads stay fetchable whole or by section with sett-read; informational",
 		100*float64(with)/float64(without))
 	r.add(f)
 	f = NewFigure("tool_input_bytes_rework_4_reviews_no_memory", "rework input, 4 reviews, payloads sent", "bytes", "inputs", []float64{float64(without)}, "")

@@ -129,3 +129,107 @@ func readFile(t *testing.T, dir, name string) string {
 	}
 	return string(data)
 }
+
+// longPlanConfig: a planner that writes a long Plan with a memory, a
+// coder that implements it, and a tester whose input holds the Plan in
+// its context chain and which fetches it with sett-read.
+const longPlanConfig = `version: "1.0"
+orchestrator: {bid_timeout: 3s, lease_ttl: 3s}
+agents:
+  planner: {command: [sh, planner.sh], bidding_strategy: exclusive, consumes: [GoalDefined]}
+  coder: {command: [sh, coder.sh], bidding_strategy: exclusive, consumes: [Plan]}
+  tester: {command: [sh, tester.sh], bidding_strategy: exclusive, consumes: [CodeChange]}
+`
+
+// longPlanner writes a Plan of about 15 KB (over the cub's 8 KiB
+// LongPayload) and a memory standing in for it.
+const longPlanner = `cat > /dev/null
+p=""; i=0
+while [ $i -lt 1200 ]; do p="$p step $i."; i=$((i+1)); done
+printf '{"artefact_type": "Plan", "artefact_payload": "# Plan\\n%s", "memory": {"status": "DONE", "summary": "1200 steps", "artifact_index": [{"path": "plan", "sections": ["Plan"]}]}}\n' "$p"
+`
+
+// longPlanCoder keeps its input and writes a CodeChange.
+const longPlanCoder = `cat > coder-input.json
+printf '%s\n' '{"artefact_type": "CodeChange", "artefact_payload": "done"}'
+`
+
+// longPlanTester keeps its input, fetches the Plan of its context chain
+// with sett-read, and writes a TestReport.
+const longPlanTester = `in=$(cat)
+printf '%s' "$in" > tester-input.json
+id=$(printf '%s' "$in" | grep -o '"id":"[^"]*","logical_id":"[^"]*","version":[0-9]*,"structural_type":"[^"]*","type":"Plan"' | head -n1 | sed 's/^"id":"//; s/".*//')
+sett-read "$id" > fetched-plan.txt 2> fetched-plan.err
+printf '%s\n' '{"artefact_type": "TestReport", "artefact_payload": "ok", "structural_type": "Terminal"}'
+`
+
+// TestToolFetchesALongPlanLeftOutOfItsInput: on real binaries, a Plan
+// over 8 KiB whose author left a memory reaches the coder whole (it is
+// the coder's target), and the tester after it without its payload (its
+// size and sections instead); the tester fetches it whole with sett-read.
+func TestToolFetchesALongPlanLeftOutOfItsInput(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, longPlanConfig)
+	for name, body := range map[string]string{"planner.sh": longPlanner, "coder.sh": longPlanCoder, "tester.sh": longPlanTester} {
+		if err := os.WriteFile(filepath.Join(s.Dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Up("planner", "coder", "tester")
+	wf := s.PostGoal("a long plan")
+	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
+		s.DumpLogs()
+		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
+	}
+	plans := stacktest.OfType(s.Artefacts(wf), "Plan")
+	if len(plans) != 1 || len(plans[0].Payload) <= 8<<10 {
+		t.Fatalf("%d plans, want one over 8 KiB", len(plans))
+	}
+	plan := plans[0]
+	type art struct {
+		ID             string   `json:"id"`
+		Payload        string   `json:"payload"`
+		PayloadOmitted bool     `json:"payload_omitted"`
+		PayloadBytes   int      `json:"payload_bytes"`
+		Sections       []string `json:"sections"`
+	}
+	var coderIn struct {
+		Target art `json:"target_artefact"`
+	}
+	readJSON(t, filepath.Join(s.Dir, "coder-input.json"), &coderIn)
+	if coderIn.Target.ID != plan.ID || coderIn.Target.PayloadOmitted || coderIn.Target.Payload != plan.Payload {
+		t.Errorf("the coder's target: id %s, omitted %v, %d bytes; want the whole Plan (a target is never left out)",
+			coderIn.Target.ID, coderIn.Target.PayloadOmitted, len(coderIn.Target.Payload))
+	}
+	var testerIn struct {
+		Chain []art `json:"context_chain"`
+	}
+	readJSON(t, filepath.Join(s.Dir, "tester-input.json"), &testerIn)
+	var inChain *art
+	for i := range testerIn.Chain {
+		if testerIn.Chain[i].ID == plan.ID {
+			inChain = &testerIn.Chain[i]
+		}
+	}
+	if inChain == nil || !inChain.PayloadOmitted || inChain.Payload != "" || inChain.PayloadBytes != len(plan.Payload) ||
+		!reflect.DeepEqual(inChain.Sections, []string{"Plan"}) {
+		t.Fatalf("the Plan in the tester's context chain: %+v; want it left out, with its %d bytes and section Plan", inChain, len(plan.Payload))
+	}
+	fetched, _ := os.ReadFile(filepath.Join(s.Dir, "fetched-plan.txt"))
+	if string(fetched) != plan.Payload {
+		errOut, _ := os.ReadFile(filepath.Join(s.Dir, "fetched-plan.err"))
+		t.Errorf("sett-read of the Plan gave %d bytes (%s), want its %d", len(fetched), errOut, len(plan.Payload))
+	}
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

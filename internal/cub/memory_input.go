@@ -12,8 +12,9 @@ import (
 // Memory-first input (the memory and review design). A tool receives the workflow's
 // shared memory and the compact memories of the agents upstream of its
 // work (the authors of what its context chain and feedback hold); the
-// reviews whose authors left a memory are passed without their payload,
-// so a rework reads four compact memories instead of four full reviews.
+// reviews whose authors left a memory, and long artefacts (plans,
+// reports) whose authors did, are passed without their payload, so a
+// rework reads four compact memories instead of four full reviews.
 
 // upstreamMemories renders the latest memory of every agent that worked
 // in the workflow before this grant (all the memories stored so far: an
@@ -47,25 +48,45 @@ func sharedMemory(doc string) string {
 	return memory.RenderShared(s)
 }
 
-// omitReviewPayloads empties the payload of the reviews whose author's
-// memory is in upstream.
-func omitReviewPayloads(arts []tool.Artefact, upstream map[string]string) {
+// LongPayload is the size above which an artefact that is not a review
+// is also left out of a tool input when its author left a memory: a long
+// plan or report is then read through its memory, and fetched whole or
+// by section (sett-read) only if the tool needs it. Shorter ones are
+// cheaper to pass than to fetch.
+const LongPayload = 8 << 10
+
+// omitPayloads empties, in arts, the payload of every review whose
+// author's memory is in upstream, and of every other artefact with such
+// an author whose payload is over LongPayload — never the target's (what
+// the tool works on) nor the goal's (the person's words). Each omitted
+// artefact keeps its size and sections, so the tool knows what it can
+// fetch.
+func omitPayloads(arts []tool.Artefact, upstream map[string]string, targetID string) {
 	for i := range arts {
 		a := &arts[i]
-		if a.StructuralType != string(blackboard.StructuralReview) || a.ProducedByAgent == "" {
+		if !omitPayload(*a, upstream, targetID) {
 			continue
 		}
-		if _, ok := upstream[a.ProducedByAgent]; ok {
-			// What was left out, and how to fetch it (sett-read).
-			a.PayloadBytes, a.Sections = len(a.Payload), readchannel.Sections(a.Payload)
-			a.Payload, a.PayloadOmitted = "", true
-		}
+		// What was left out, and how to fetch it (sett-read).
+		a.PayloadBytes, a.Sections = len(a.Payload), readchannel.Sections(a.Payload)
+		a.Payload, a.PayloadOmitted = "", true
 	}
 }
 
-// OmitReviewPayloads is what the cub does to a tool input's reviews
-// (context chain and feedback) when their authors' memories are in
-// upstream: the bench measures input sizes with it.
-func OmitReviewPayloads(arts []tool.Artefact, upstream map[string]string) {
-	omitReviewPayloads(arts, upstream)
+// omitPayload is omitPayloads' rule for one artefact.
+func omitPayload(a tool.Artefact, upstream map[string]string, targetID string) bool {
+	if a.ProducedByAgent == "" || a.ID == targetID || a.Type == "GoalDefined" || a.PayloadOmitted {
+		return false
+	}
+	if _, ok := upstream[a.ProducedByAgent]; !ok {
+		return false
+	}
+	return a.StructuralType == string(blackboard.StructuralReview) || len(a.Payload) > LongPayload
+}
+
+// OmitPayloads is what the cub does to a tool input's context chain and
+// feedback when the authors' memories are in upstream: the bench
+// measures input sizes with it.
+func OmitPayloads(arts []tool.Artefact, upstream map[string]string, targetID string) {
+	omitPayloads(arts, upstream, targetID)
 }

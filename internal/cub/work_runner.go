@@ -132,8 +132,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 	input.Memory.Shared = sharedMemory(view.SharedMemory)
 	input.Memory.Upstream = upstreamMemories(view.Memories)
 	if g.Grant != blackboard.GrantLearn {
-		omitReviewPayloads(input.ContextChain, input.Memory.Upstream)
-		omitReviewPayloads(input.Feedback, input.Memory.Upstream)
+		omitPayloads(input.ContextChain, input.Memory.Upstream, input.TargetArtefact.ID)
+		omitPayloads(input.Feedback, input.Memory.Upstream, input.TargetArtefact.ID)
 	}
 	// MarshalJSON itself, not json.Marshal: the latter re-scans the whole
 	// document a custom marshaller returns, and tool inputs carry the

@@ -2,11 +2,14 @@ package toolio
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/readchannel"
+	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
 
@@ -44,12 +47,7 @@ type Answer struct {
 // MemoryText cuts s to one line of at most memory.MaxTextLen characters,
 // as the memory contract allows.
 func MemoryText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= memory.MaxTextLen {
-		return s
-	}
-	return string(r[:memory.MaxTextLen-1]) + "…"
+	return textcut.Runes(strings.Join(strings.Fields(s), " "), memory.MaxTextLen)
 }
 
 // WriteAnswer prints a as one JSON object and a newline.
@@ -86,4 +84,39 @@ func WriteFailure(w io.Writer, err error, usage *tool.Usage, red *Redactor) erro
 	}
 	_, wErr := w.Write(append(b, '\n'))
 	return wErr
+}
+
+// FetchOmitted puts back, in in's context chain, the payloads the cub
+// left out because their authors' memories stand in for them (long plans
+// and reports): a model writing from a plan needs its text, not its
+// summary. It asks the cub's read channel at socket (the tool's
+// SETT_READ_SOCKET). Reviews stay omitted — their memories carry the
+// verdict and findings the prompts use. An artefact that cannot be
+// fetched keeps a note in place of its payload, and the error is
+// returned (the work goes on with what there is).
+func FetchOmitted(in *tool.Input, socket string) error {
+	var errs []error
+	for i := range in.ContextChain {
+		a := &in.ContextChain[i]
+		if !a.PayloadOmitted || a.StructuralType == "Review" {
+			continue
+		}
+		text, err := fetch(socket, a.ID)
+		if err != nil {
+			a.Payload = fmt.Sprintf("[%d bytes left out of the input (sections: %s); fetching them failed: %v]",
+				a.PayloadBytes, strings.Join(a.Sections, ", "), err)
+			errs = append(errs, fmt.Errorf("artefact %s: %w", a.ID, err))
+			continue
+		}
+		a.Payload, a.PayloadOmitted = text, false
+	}
+	return errors.Join(errs...)
+}
+
+// fetch reads one artefact through the read channel at socket.
+func fetch(socket, id string) (string, error) {
+	if socket == "" {
+		return "", fmt.Errorf("no %s in the environment (run by a cub?)", readchannel.EnvSocket)
+	}
+	return readchannel.Read(socket, id)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/settdev/sett/agents/internal/prompt"
 	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/internal/memory"
+	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 )
@@ -41,6 +42,9 @@ type Coder struct {
 	Config         Config
 	Stdout, Stderr io.Writer
 	Env            []string
+	// ReadSocket is the cub's read channel (SETT_READ_SOCKET), where the
+	// payloads left out of the input are fetched; "" for none.
+	ReadSocket string
 
 	red *toolio.Redactor
 }
@@ -75,6 +79,9 @@ func (c *Coder) run(ctx context.Context, stdin io.Reader, env []string) (*tool.U
 	in, err := toolio.ReadInput(stdin)
 	if err != nil {
 		return nil, err
+	}
+	if err := toolio.FetchOmitted(&in, c.ReadSocket); err != nil {
+		c.logf("some long artefacts left out of the input could not be fetched; the prompt notes it: %v", err)
 	}
 	switch in.ClaimType {
 	case tool.ClaimTypeExclusive, tool.ClaimTypeClaim, tool.ClaimTypeFeedback:
@@ -307,7 +314,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintln(stderr, "sett-coder:", err)
 		return 2
 	}
-	c := &Coder{Config: cfg, Stdout: stdout, Stderr: stderr}
+	c := &Coder{Config: cfg, Stdout: stdout, Stderr: stderr, ReadSocket: getenv(readchannel.EnvSocket)}
 	if err := c.Run(ctx, stdin); err != nil {
 		return 1
 	}

@@ -27,6 +27,9 @@ type Agent struct {
 	Config Config
 	// Stdout receives the one answer or failure; Stderr the log lines.
 	Stdout, Stderr io.Writer
+	// ReadSocket is the cub's read channel (SETT_READ_SOCKET), where the
+	// payloads left out of the input are fetched; "" for none.
+	ReadSocket string
 	// NowFunc and NewTimerFunc replace the clock and the retry timers (tests).
 	NowFunc      func() time.Time
 	NewTimerFunc func() backoff.Timer
@@ -77,6 +80,9 @@ func (a *Agent) run(ctx context.Context, stdin io.Reader, start time.Time, now f
 	in, err := toolio.ReadInput(stdin)
 	if err != nil {
 		return nil, err
+	}
+	if err := toolio.FetchOmitted(&in, a.ReadSocket); err != nil {
+		a.logf("some long artefacts left out of the input could not be fetched; the prompt notes it: %v", err)
 	}
 	tpl, err := prompt.Load(c.Template, c.TemplateDir)
 	if err != nil {
@@ -319,7 +325,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintln(stderr, "sett-agent-llm:", red.Redact(err.Error()))
 		return 2
 	}
-	a := &Agent{Config: cfg, Stdout: stdout, Stderr: stderr}
+	a := &Agent{Config: cfg, Stdout: stdout, Stderr: stderr, ReadSocket: getenv(readchannel.EnvSocket)}
 	if err := a.Run(ctx, stdin); err != nil {
 		return 1
 	}
