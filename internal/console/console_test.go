@@ -235,6 +235,16 @@ func TestListPagesFiltersAndSearches(t *testing.T) {
 			text = "Rotate the TLS certificates"
 		}
 		ids = append(ids, postGoal(t, f.bb, text))
+		if i%40 == 7 {
+			// The TLS workflows hold a Plan by the planner.
+			p := &blackboard.Artefact{ID: blackboard.NewID(), Version: 1, WorkflowID: ids[i], Type: "Plan",
+				StructuralType: blackboard.StructuralStandard, Payload: "plan", ProducedByAgent: "planner",
+				ProducedByRole: "planner", SourceArtefacts: []string{ids[i]}, Depth: 1}
+			p.LogicalID = p.ID
+			if err := f.bb.CreateArtefact(context.Background(), p, blackboard.WriteAuth{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	rowRE := regexp.MustCompile(`<tr id="wf-([0-9a-f-]+)"`)
 	nextRE := regexp.MustCompile(`id="next" href="[^"]*cursor=([0-9%A-Fa-f:]+)"`)
@@ -265,6 +275,17 @@ func TestListPagesFiltersAndSearches(t *testing.T) {
 	_, body = f.get("/?q=" + ids[5][:8])
 	if !strings.Contains(body, `id="wf-`+ids[5]+`"`) {
 		t.Errorf("search by id prefix %s does not find it", ids[5][:8])
+	}
+	for q, want := range map[string]int{"agent=planner": 3, "type=Plan": 3, "type=Plan&agent=planner&q=tls": 3,
+		"type=Plan&agent=reviewer": 0, "type=GoalDefined": 50} {
+		_, body = f.get("/?" + q)
+		if n := len(rowRE.FindAllString(body, -1)); n != want {
+			t.Errorf("%s: %d rows, want %d", q, n, want)
+		}
+	}
+	_, body = f.get("/?type=GoalDefined")
+	if !strings.Contains(body, "type=GoalDefined&amp;cursor=") {
+		t.Errorf("the next page's link drops the type filter")
 	}
 	_, body = f.get("/?status=completed")
 	if n := len(rowRE.FindAllString(body, -1)); n != 0 {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -87,19 +89,42 @@ type listView struct {
 	Rows     []wfRow
 	Status   string
 	Q        string
+	Agent    string
+	Type     string
 	Cursor   string
 	Next     string
 	Statuses []blackboard.WorkflowStatus
 	Examined int
+	// AgentNames and TypeNames are the registered agents and the types
+	// they consume: the filters' suggestions.
+	AgentNames, TypeNames []string
+	// Filter is the query string of the filters, for the pager's links.
+	Filter template.URL
 }
 
 func (c *Console) listView(r *http.Request) (listView, error) {
 	q := r.URL.Query()
 	v := listView{Frame: c.frame(r, "Workflows", "workflows"), Status: q.Get("status"), Q: strings.TrimSpace(q.Get("q")),
+		Agent: strings.TrimSpace(q.Get("agent")), Type: strings.TrimSpace(q.Get("type")),
 		Cursor: q.Get("cursor"), Statuses: blackboard.AllWorkflowStatuses()}
 	v.Live = "*"
+	v.Filter = template.URL(url.Values{"status": {v.Status}, "q": {v.Q}, "agent": {v.Agent}, "type": {v.Type}}.Encode())
+	if regs, err := c.bb.Agents(r.Context()); err == nil {
+		types := map[string]bool{}
+		for n, reg := range regs {
+			v.AgentNames = append(v.AgentNames, n)
+			for _, t := range reg.Consumes {
+				types[t] = true
+			}
+		}
+		for t := range types {
+			v.TypeNames = append(v.TypeNames, t)
+		}
+		sort.Strings(v.AgentNames)
+		sort.Strings(v.TypeNames)
+	}
 	p, err := c.bb.ListWorkflowPage(r.Context(), blackboard.WorkflowQuery{Status: blackboard.WorkflowStatus(v.Status),
-		Text: v.Q, Limit: pageSize, Cursor: v.Cursor})
+		Text: v.Q, Agent: v.Agent, Type: v.Type, Limit: pageSize, Cursor: v.Cursor})
 	if err != nil {
 		return v, err
 	}
