@@ -260,7 +260,7 @@ agents:
 	nodes := read(t, ctx, "read the graph", chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll('#graph .node')).map(n => n.getAttribute('class') + ' | ' + n.textContent.replace(/\s+/g, ' ').trim())`))
 	graph := strings.Join(nodes, "\n")
-	for _, want := range []string{"Plan v1", "Plan v2", "review-no", "review-ok", "approved by carol"} {
+	for _, want := range []string{"Plan v1", "Plan v2", "review-no", "review-ok", "approved by carol", "→ rework", "bids"} {
 		if !strings.Contains(graph, want) {
 			t.Errorf("the graph lacks %q:\n%s", want, graph)
 		}

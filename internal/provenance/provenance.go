@@ -286,6 +286,21 @@ func (p *Workflow) BidText(claimID string) string {
 	return strconv.Itoa(len(bids)) + " " + n + ": " + strings.Join(parts, ", ")
 }
 
+// DecisionOutcome is the outcome word of a claim's review decision
+// ("proceed", "rework", "terminate"), read from the review policy's line
+// ("review decision: rework (rule): reason"); the line itself when it has
+// another shape.
+func DecisionOutcome(line string) string {
+	rest, ok := strings.CutPrefix(line, "review decision: ")
+	if !ok {
+		return line
+	}
+	if i := strings.IndexAny(rest, " (:"); i > 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
 // Judge reads a review with the memory its author left, as the review
 // policy does.
 func Judge(a *blackboard.Artefact) reviewpolicy.Verdict {
