@@ -41,20 +41,20 @@ type memoryRow struct {
 
 type workflowView struct {
 	Frame
-	W          *blackboard.Workflow
-	Graph      graph
-	Claims     []*blackboard.Claim
-	Learnings  []blackboard.Learning
-	Prov       *provenance.Workflow
-	Threads    []threadView
-	Events     []eventRow
-	EventsCut  bool
-	Tokens     []tokenRow
-	Shared     string
-	Memories   []memoryRow
-	Artefacts  int
-	Truncated  bool
-	GoalText   string
+	W         *blackboard.Workflow
+	Graph     graph
+	Claims    []*blackboard.Claim
+	Learnings []blackboard.Learning
+	Prov      *provenance.Workflow
+	Threads   []threadView
+	Events    []eventRow
+	EventsCut bool
+	Tokens    []tokenRow
+	Shared    string
+	Memories  []memoryRow
+	Artefacts int
+	Truncated bool
+	GoalText  string
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
