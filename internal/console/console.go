@@ -59,6 +59,7 @@ type Console struct {
 	assets  http.Handler
 	mux     *http.ServeMux
 	csrfChk *http.CrossOriginProtection
+	hub     *hub
 }
 
 // New returns the console's http.Handler. Errors: ErrOptions.
@@ -79,6 +80,7 @@ func New(o Options) (*Console, error) {
 	mac := hmac.New(sha256.New, []byte(o.Token))
 	mac.Write([]byte("sett console session key"))
 	c := &Console{o: o, bb: o.Client, base: base, key: mac.Sum(nil), csrfChk: http.NewCrossOriginProtection()}
+	c.hub = &hub{bb: o.Client, warn: func(err error) { c.o.Logger.Warn().Err(err).Msg("console: read events") }}
 	t, err := template.New("").Funcs(c.funcs()).ParseFS(embedded, "templates/*.html")
 	if err != nil {
 		return nil, err
