@@ -9,7 +9,7 @@ import (
 func TestDecisionOutcome(t *testing.T) {
 	for line, want := range map[string]string{
 		"review decision: rework (any_reject): 1 of 2 reject. Read: r1 ✗ reject (Major).": "rework",
-		"review decision: proceed (all_approve): all approve":                          "proceed",
+		"review decision: proceed (all_approve): all approve":                             "proceed",
 		"something else": "something else",
 		"":               "",
 	} {
