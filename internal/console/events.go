@@ -31,6 +31,8 @@ type change struct {
 type hub struct {
 	bb   *blackboard.Client
 	warn func(error)
+	// cache is told when a change arrives and whether the reader runs.
+	cache *readCache
 
 	mu   sync.Mutex
 	subs map[*listener]struct{}
@@ -86,6 +88,9 @@ func (h *hub) subscribe(ctx context.Context) (*listener, func(), error) {
 		}
 		rctx, stop := context.WithCancel(context.Background())
 		h.stop = stop
+		if h.cache != nil {
+			h.cache.setLive(true)
+		}
 		go h.read(rctx, after)
 	}
 	if h.subs == nil {
@@ -99,6 +104,9 @@ func (h *hub) subscribe(ctx context.Context) (*listener, func(), error) {
 		if len(h.subs) == 0 && h.stop != nil {
 			h.stop()
 			h.stop = nil
+			if h.cache != nil {
+				h.cache.setLive(false)
+			}
 		}
 	}, nil
 }
@@ -129,6 +137,9 @@ func (h *hub) read(ctx context.Context, after string) {
 			if pushed(e.Type) {
 				cs = append(cs, change{Type: string(e.Type), Workflow: e.WorkflowID})
 			}
+		}
+		if len(cs) > 0 && h.cache != nil {
+			h.cache.bump() // before the pages hear of it, so they read afresh
 		}
 		h.mu.Lock()
 		for l := range h.subs {

@@ -79,3 +79,32 @@ func TestASlowPageGetsOneResyncInsteadOfUnboundedChanges(t *testing.T) {
 		t.Fatalf("changes %+v up to %s, want one resync up to 3-1", cs, id)
 	}
 }
+
+func TestReadsAreSharedWithinAGenerationOnlyWhilePagesListen(t *testing.T) {
+	rc := &readCache{}
+	reads := 0
+	read := func() (int, error) { reads++; return reads, nil }
+	get(rc, "k", read)
+	get(rc, "k", read)
+	if reads != 2 {
+		t.Fatalf("%d reads without a listening page, want 2 (nothing cached)", reads)
+	}
+	rc.setLive(true)
+	a, _ := get(rc, "k", read)
+	b, _ := get(rc, "k", read)
+	if reads != 3 || a != b {
+		t.Fatalf("%d reads (values %d, %d) within one generation, want 3 and the same value", reads, a, b)
+	}
+	get(rc, "other", read)
+	rc.bump()
+	if c, _ := get(rc, "k", read); c == a {
+		t.Fatal("a new generation served the old value")
+	}
+	rc.setLive(false)
+	before := reads
+	get(rc, "k", read)
+	get(rc, "k", read)
+	if reads != before+2 {
+		t.Fatal("values cached after the last page left")
+	}
+}

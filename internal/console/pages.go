@@ -35,12 +35,21 @@ type Frame struct {
 
 func (c *Console) frame(r *http.Request, title, nav string) Frame {
 	f := Frame{Title: title, Nav: nav, Instance: c.bb.Instance(), CSRF: c.csrfToken(sessionOf(r.Context())), Actor: c.actor(r)}
-	if ps, err := c.bb.GetPauseState(r.Context()); err == nil {
-		f.Paused = ps.Paused
+	type counts struct {
+		paused  bool
+		waiting int64
 	}
-	if n, err := c.bb.CountApprovals(r.Context()); err == nil {
-		f.Waiting = n
-	}
+	n, _ := get(c.cache, "frame", func() (counts, error) {
+		var n counts
+		ps, err := c.bb.GetPauseState(r.Context())
+		if err != nil {
+			return n, err
+		}
+		n.paused = ps.Paused
+		n.waiting, err = c.bb.CountApprovals(r.Context())
+		return n, err
+	})
+	f.Paused, f.Waiting = n.paused, n.waiting
 	return f
 }
 
@@ -123,22 +132,35 @@ func (c *Console) listView(r *http.Request) (listView, error) {
 		sort.Strings(v.AgentNames)
 		sort.Strings(v.TypeNames)
 	}
-	p, err := c.bb.ListWorkflowPage(r.Context(), blackboard.WorkflowQuery{Status: blackboard.WorkflowStatus(v.Status),
-		Text: v.Q, Agent: v.Agent, Type: v.Type, Limit: pageSize, Cursor: v.Cursor})
+	type page struct {
+		rows     []wfRow
+		next     string
+		examined int
+	}
+	pg, err := get(c.cache, "list?"+string(v.Filter)+"&cursor="+v.Cursor, func() (page, error) {
+		var pg page
+		p, err := c.bb.ListWorkflowPage(r.Context(), blackboard.WorkflowQuery{Status: blackboard.WorkflowStatus(v.Status),
+			Text: v.Q, Agent: v.Agent, Type: v.Type, Limit: pageSize, Cursor: v.Cursor})
+		if err != nil {
+			return pg, err
+		}
+		pg.next, pg.examined = p.Next, p.Examined
+		for _, w := range p.Workflows {
+			row := wfRow{Workflow: w}
+			if w.Status == blackboard.WorkflowRunning {
+				row.Phase, row.Waiting, err = c.phaseOf(r.Context(), w.ID)
+				if err != nil {
+					return pg, err
+				}
+			}
+			pg.rows = append(pg.rows, row)
+		}
+		return pg, nil
+	})
 	if err != nil {
 		return v, err
 	}
-	v.Next, v.Examined = p.Next, p.Examined
-	for _, w := range p.Workflows {
-		row := wfRow{Workflow: w}
-		if w.Status == blackboard.WorkflowRunning {
-			row.Phase, row.Waiting, err = c.phaseOf(r.Context(), w.ID)
-			if err != nil {
-				return v, err
-			}
-		}
-		v.Rows = append(v.Rows, row)
-	}
+	v.Rows, v.Next, v.Examined = pg.rows, pg.next, pg.examined
 	return v, nil
 }
 
