@@ -276,7 +276,7 @@ func (r *runner) consoleHop(ctx context.Context) error {
 	g := NewFigure("console_hop_with_clients",
 		fmt.Sprintf("hop overhead, 1 agent, %d console clients on the live list", r.opts.ConsoleClients), "ms", "hops", with,
 		"p50 within 10 % of no clients", Check{Stat: StatP50, Value: limit})
-	g.Note = fmt.Sprintf("%d browsers in their own process (SSE /events open; GET / again at most every 250 ms while changes arrive, as console.js does) fetched %d list pages during the hops; the limit is 1.1 × the no-client p50 (%s ms)",
+	g.Note = fmt.Sprintf("%d browsers in their own process (SSE /events open; GET / 250 ms after a change, at most once a second while changes keep coming, as console.js does) fetched %d list pages during the hops; the limit is 1.1 × the no-client p50 (%s ms)",
 		r.opts.ConsoleClients, fetches, formatValue(f.P50))
 	r.add(g)
 	return nil

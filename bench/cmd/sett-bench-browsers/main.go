@@ -1,7 +1,8 @@
 // Command sett-bench-browsers plays browsers on the web console's live
 // workflow list for the bench's console step (bench/scenario_console.go):
 // each holds the event stream open and, as the page's script does, fetches
-// the list again at most every 250 ms while changes arrive. It prints
+// the list again 250 ms after a change, at most once a second while
+// changes keep coming. It prints
 // "connected N" once every stream is open, runs until its stdin closes,
 // then prints "fetches N" (the list pages fetched) and exits.
 package main
@@ -55,8 +56,8 @@ func main() {
 }
 
 // browse is one browser on the list page: it opens the event stream
-// (reporting on connected once it is open) and refetches the page at most
-// every 250 ms while changes arrive, until ctx ends.
+// (reporting on connected once it is open) and refetches the page as
+// console.js does, until ctx ends.
 func browse(ctx context.Context, client *http.Client, base, token string, connected chan<- error, fetches *atomic.Int64) {
 	get := func(path string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
@@ -87,17 +88,20 @@ func browse(ctx context.Context, client *http.Client, base, token string, connec
 			}
 		}
 	}()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
 		}
+		wait := max(250*time.Millisecond, time.Second-time.Since(last))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		last = time.Now()
 		page, err := get("/")
 		if err != nil {
 			if ctx.Err() != nil {
