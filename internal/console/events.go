@@ -15,6 +15,13 @@ import (
 // proxies do not close it.
 const keepAlive = 15 * time.Second
 
+// gather is how long the reader lets changes gather after a batch before
+// it reads again: a hop writes a dozen events within milliseconds, and
+// the pages redraw no sooner than 250 ms after a change anyway, so one
+// read and one push to every page per gather instead of one per event
+// (Redis answers the console a few times a second, not on every write).
+const gather = 200 * time.Millisecond
+
 // maxPending bounds the changes held for one slow page; past it they
 // collapse into one "resync" (the page redraws once either way).
 const maxPending = 500
@@ -146,6 +153,11 @@ func (h *hub) read(ctx context.Context, after string) {
 			l.add(cs, after)
 		}
 		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(gather):
+		}
 	}
 }
 
