@@ -56,7 +56,8 @@ type Options struct {
 	// reads them all (a workflow is bounded by max_workflow_artefacts).
 	MaxArtefacts int
 	// Bids and Learnings also read each claim's bids (one pipelined round
-	// trip) and the instance's learnings of this workflow.
+	// trip) and the learnings recorded from the workflow's rejected claims
+	// (one HMGET).
 	Bids, Learnings bool
 }
 
@@ -95,14 +96,13 @@ func Load(ctx context.Context, bb *blackboard.Client, workflowID string, o Optio
 		}
 	}
 	if o.Learnings {
-		ls, err := bb.Learnings(ctx)
-		if err != nil {
-			return nil, err
+		// A rejected claim's learning is named after the claim.
+		ids := make([]string, len(p.ClaimList))
+		for i, c := range p.ClaimList {
+			ids[i] = blackboard.DeriveID("learning", c.ID)
 		}
-		for _, l := range ls {
-			if l.WorkflowID == workflowID {
-				p.Learnings = append(p.Learnings, l)
-			}
+		if p.Learnings, err = bb.GetLearnings(ctx, ids); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
