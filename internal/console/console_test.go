@@ -358,3 +358,40 @@ func TestEventsPushNewWorkflows(t *testing.T) {
 		t.Errorf("no workflow_started pushed:\n%s", got.String())
 	}
 }
+
+// TestAPageThatMissedAChangeRedrawsAtOnce: a change between the page's
+// read (its data-since) and its event stream's start makes the stream
+// open with a resync; without one, it opens quiet.
+func TestAPageThatMissedAChangeRedrawsAtOnce(t *testing.T) {
+	f := newFixture(t, console.Options{})
+	srv := httptest.NewServer(f.h)
+	defer srv.Close()
+	sinceRE := regexp.MustCompile(`data-since="([0-9]+-[0-9]+)"`)
+	first := func(since string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events?since="+since, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 256)
+		n, _ := resp.Body.Read(b)
+		return string(b[:n])
+	}
+	postGoal(t, f.bb, "before the page")
+	_, body := f.get("/")
+	m := sinceRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the page carries no data-since")
+	}
+	if got := first(m[1]); strings.Contains(got, "resync") {
+		t.Errorf("nothing changed, yet the stream opened with %q", got)
+	}
+	postGoal(t, f.bb, "after the page was read")
+	if got := first(m[1]); !strings.Contains(got, `"type":"resync"`) {
+		t.Errorf("a change was missed, yet the stream opened with %q", got)
+	}
+}

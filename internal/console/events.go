@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -182,7 +183,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
-	if r.Header.Get("Last-Event-ID") != "" {
+	if c.missed(r) {
 		fmt.Fprint(w, "data: {\"type\":\"resync\"}\n\n")
 	}
 	fl.Flush()
@@ -205,6 +206,25 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		}
 		fl.Flush()
 	}
+}
+
+// streamID is an event stream id ("1700000000000-0").
+var streamID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
+
+// missed reports whether the page may have missed changes before its
+// stream started (the listener is already subscribed): it reconnects
+// (Last-Event-ID), or an event came after the position it was read at
+// (?since=ID, from the page). The page then redraws once.
+func (c *Console) missed(r *http.Request) bool {
+	if r.Header.Get("Last-Event-ID") != "" {
+		return true
+	}
+	since := r.URL.Query().Get("since")
+	if !streamID.MatchString(since) {
+		return false
+	}
+	evs, err := c.bb.RangeEvents(r.Context(), "("+since, "+", 1)
+	return err != nil || len(evs) > 0
 }
 
 // pushed selects the events a page may want to redraw on.

@@ -27,6 +27,8 @@ type Frame struct {
 	Waiting  int64
 	Error    string
 	Notice   string
+	// Since is the newest event when the page's data was read.
+	Since string
 	// Live names the event filter the page's script refreshes on: "*"
 	// for every workflow change, a workflow id for one workflow, "" for
 	// none.
@@ -38,9 +40,17 @@ func (c *Console) frame(r *http.Request, title, nav string) Frame {
 	type counts struct {
 		paused  bool
 		waiting int64
+		since   string
 	}
 	n, _ := get(c.cache, "frame", func() (counts, error) {
 		var n counts
+		// First, so that the page's data is no older than it: a change
+		// after it makes the page's event stream redraw the page at once.
+		since, err := c.bb.LastEventID(r.Context())
+		if err != nil {
+			return n, err
+		}
+		n.since = since
 		ps, err := c.bb.GetPauseState(r.Context())
 		if err != nil {
 			return n, err
@@ -49,7 +59,7 @@ func (c *Console) frame(r *http.Request, title, nav string) Frame {
 		n.waiting, err = c.bb.CountApprovals(r.Context())
 		return n, err
 	})
-	f.Paused, f.Waiting = n.paused, n.waiting
+	f.Paused, f.Waiting, f.Since = n.paused, n.waiting, n.since
 	return f
 }
 

@@ -50,7 +50,10 @@
   }
 
   if (live && window.EventSource) {
-    var es = new EventSource(base + "/events");
+    // since: the stream position the page was read at; a change between
+    // then and the stream's start redraws the page at once.
+    var since = body.getAttribute("data-since");
+    var es = new EventSource(base + "/events" + (since ? "?since=" + encodeURIComponent(since) : ""));
     es.onopen = function () { if (dot) dot.className = "on"; };
     es.onerror = function () { if (dot) dot.className = "off"; };
     es.onmessage = function (m) {
