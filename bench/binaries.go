@@ -19,6 +19,10 @@ type Binaries struct {
 	Cub          string
 	Noop         string
 	LLMAgent     string
+	// Sett is the CLI (the console step runs `sett ui`); Browsers plays
+	// the console's browsers.
+	Sett     string
+	Browsers string
 }
 
 // buildBinaries compiles the daemons, the no-op tool and the LLM agent into dir with one
@@ -26,7 +30,7 @@ type Binaries struct {
 // are kept so that perf can profile the daemons.
 func buildBinaries(ctx context.Context, root, dir string) (Binaries, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/orchestrator", "./cmd/cub", "./bench/cmd/sett-bench-noop", "./agents/llm")
+		"./cmd/orchestrator", "./cmd/cub", "./bench/cmd/sett-bench-noop", "./agents/llm", "./cmd/sett", "./bench/cmd/sett-bench-browsers")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -37,6 +41,8 @@ func buildBinaries(ctx context.Context, root, dir string) (Binaries, error) {
 		Cub:          filepath.Join(dir, "sett-cub"),
 		Noop:         filepath.Join(dir, "sett-bench-noop"),
 		LLMAgent:     filepath.Join(dir, "sett-agent-llm"),
+		Sett:         filepath.Join(dir, "sett"),
+		Browsers:     filepath.Join(dir, "sett-bench-browsers"),
 	}
 	// go build names each binary after its package directory.
 	for from, to := range map[string]string{"orchestrator": b.Orchestrator, "cub": b.Cub, "llm": b.LLMAgent} {

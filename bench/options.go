@@ -35,6 +35,13 @@ type Options struct {
 	// resolutions are timed. Default 100000 and 1000.
 	HoardArtefacts int `json:"hoard_artefacts"`
 	HoardSamples   int `json:"hoard_samples"`
+	// ConsoleWorkflows are seeded before ConsoleSamples timed pages of the
+	// web console (each: a 500-artefact workflow page, the list page and a
+	// filtered list page); ConsoleClients browsers are on the live list
+	// while the console step's hops are timed. Default 100000, 200, 50.
+	ConsoleWorkflows int `json:"console_workflows"`
+	ConsoleSamples   int `json:"console_samples"`
+	ConsoleClients   int `json:"console_clients"`
 	// IdleWindow is how long idle RSS and CPU are observed. Default 30s.
 	IdleWindow time.Duration `json:"idle_window"`
 	// LongIdle is how long the second idle stack has been idle when its
@@ -113,6 +120,7 @@ func DefaultOptions() Options {
 		FeedbackSamples: 60,
 		ContextSamples:  2000,
 		HoardArtefacts:  100000, HoardSamples: 1000,
+		ConsoleWorkflows: 100000, ConsoleSamples: 200, ConsoleClients: 50,
 		IdleWindow:       30 * time.Second,
 		LongIdle:         150 * time.Second,
 		RoundTripBatches: 10, RoundTripBatchClaims: 20,
@@ -137,6 +145,7 @@ func SmokeOptions() Options {
 		FeedbackSamples: 2,
 		ContextSamples:  10,
 		HoardArtefacts:  300, HoardSamples: 10,
+		ConsoleWorkflows: 300, ConsoleSamples: 3, ConsoleClients: 5,
 		IdleWindow:       time.Second,
 		LongIdle:         2 * time.Second,
 		RoundTripBatches: 2, RoundTripBatchClaims: 2,
@@ -172,6 +181,9 @@ func (o Options) withDefaults() Options {
 	set(&o.ContextSamples, d.ContextSamples)
 	set(&o.HoardArtefacts, d.HoardArtefacts)
 	set(&o.HoardSamples, d.HoardSamples)
+	set(&o.ConsoleWorkflows, d.ConsoleWorkflows)
+	set(&o.ConsoleSamples, d.ConsoleSamples)
+	set(&o.ConsoleClients, d.ConsoleClients)
 	set(&o.RoundTripBatches, d.RoundTripBatches)
 	set(&o.RoundTripBatchClaims, d.RoundTripBatchClaims)
 	set(&o.LLMAgentSamples, d.LLMAgentSamples)

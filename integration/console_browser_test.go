@@ -143,14 +143,29 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
-// shot writes a full-page PNG into docs/img for the documentation.
-func shot(t *testing.T, ctx context.Context, name string) {
+// screenshotDir is where shot writes: $SETT_SCREENSHOTS (relative to the
+// repository root, as `make screenshots` sets it to docs/img) when set,
+// else a temporary directory, so that a test run never changes the
+// source tree.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("SETT_SCREENSHOTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", dir) // tests run in integration/
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("SETT_SCREENSHOTS=%s: %v", os.Getenv("SETT_SCREENSHOTS"), err)
+	}
+	return dir
+}
+
+// shot writes a full-page PNG into dir (see screenshotDir).
+func shot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
 	png := read(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
-	dir := filepath.Join("..", "docs", "img")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +185,10 @@ func notPwned(t *testing.T, ctx context.Context, dialogs *dialogLog) {
 // goal whose Plan is gated and reviewed (rejected once) shows up without
 // reload, is approved by button and by keyboard, shows v1 → v2 with both
 // reviews in its graph, and completes; the approvals record the proxy's
-// user. Screenshots of each step go to docs/img.
+// user. Screenshots of each step go to a temporary directory, or to
+// $SETT_SCREENSHOTS (`make screenshots` writes docs/img).
 func TestConsoleInBrowser(t *testing.T) {
+	shots := screenshotDir(t)
 	s := stacktest.New(t, `version: "1.0"
 orchestrator: {bid_timeout: 2s}
 approvals:
@@ -213,13 +230,13 @@ agents:
 		t.Errorf("the goal shows as %q, want its markup as text", goal)
 	}
 	notPwned(t, ctx, dialogs)
-	shot(t, ctx, "console-list.png")
+	shot(t, ctx, shots, "console-list.png")
 
 	v1 := waitPending(t, s, wf, 1)
 	v1sel := fmt.Sprintf(`section[data-artefact="%s"]`, v1.ArtefactID)
 	step(t, ctx, "go to the approvals inbox", wait, chromedp.Click(css(`#nav-approvals`)), chromedp.WaitVisible(css(v1sel)))
 	notPwned(t, ctx, dialogs)
-	shot(t, ctx, "console-approvals.png")
+	shot(t, ctx, shots, "console-approvals.png")
 	step(t, ctx, "approve v1 by button", wait, chromedp.Click(css(v1sel+` button.approve`)), chromedp.WaitNotPresent(css(v1sel)))
 
 	v2 := waitPending(t, s, wf, 2)
@@ -233,7 +250,7 @@ agents:
 	if refusal := read(t, ctx, "read the refusal", chromedp.Text(css(`#error`))); !strings.Contains(refusal, "Refused") || !strings.Contains(refusal, "version 2") {
 		t.Errorf("stale decision shows %q, want it refused naming version 2", refusal)
 	}
-	shot(t, ctx, "console-stale-decision.png")
+	shot(t, ctx, shots, "console-stale-decision.png")
 	step(t, ctx, "approve v2 with the keyboard", wait,
 		chromedp.WaitVisible(css(v2sel+`.focus`)), chromedp.KeyEvent("a"), chromedp.WaitNotPresent(css(v2sel)))
 
@@ -243,7 +260,7 @@ agents:
 	nodes := read(t, ctx, "read the graph", chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll('#graph .node')).map(n => n.getAttribute('class') + ' | ' + n.textContent.replace(/\s+/g, ' ').trim())`))
 	graph := strings.Join(nodes, "\n")
-	for _, want := range []string{"Plan v1", "Plan v2", "review-no", "review-ok", "approved by carol"} {
+	for _, want := range []string{"Plan v1", "Plan v2", "review-no", "review-ok", "approved by carol", "→ rework", "bids"} {
 		if !strings.Contains(graph, want) {
 			t.Errorf("the graph lacks %q:\n%s", want, graph)
 		}
@@ -252,12 +269,12 @@ agents:
 		t.Errorf("no v1 → v2 edge in the graph")
 	}
 	notPwned(t, ctx, dialogs)
-	shot(t, ctx, "console-workflow.png")
+	shot(t, ctx, shots, "console-workflow.png")
 	step(t, ctx, "compare v1 and v2", wait, chromedp.Click(css(`a.diff-link`)), chromedp.WaitVisible(css(`#diff`)))
 	if n := read(t, ctx, "count changed lines", chromedp.Evaluate[int](`document.querySelectorAll('#diff tr.add, #diff tr.change').length`)); n == 0 {
 		t.Error("the diff of v1 and v2 shows no change")
 	}
-	shot(t, ctx, "console-diff.png")
+	shot(t, ctx, shots, "console-diff.png")
 
 	reviews := stacktest.OfType(s.Artefacts(wf), "HumanReview")
 	if len(reviews) != 2 {

@@ -71,6 +71,7 @@ test-helm: $(TOOLS)/helm $(TOOLS)/kubeconform $(KUBESCHEMA) ## Lint the Helm cha
 	$(call helm_refuse,redis.bundled.enabled=true$(helm_comma)redis.tls.enabled=true,bundled Redis serves plaintext)
 	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)redis.passwordSecret=x,redis.passwordSecret was renamed redis.existingSecret)
 	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)networkPolicy.enabled=true,networkPolicy.redis.to is required)
+	$(call helm_refuse,redis.url=redis://r:6379/0$(helm_comma)console.enabled=true,console.tokenSecret.name is required)
 	@out=$$($(TOOLS)/helm template t $(CHART) -f deploy/helm/testvalues/refused/controller.yaml 2>&1) && { echo "helm template accepted a controller agent"; exit 1; }; \
 	grep -qF 'mode controller is not supported on Kubernetes' <<<"$$out" || { echo "$$out"; exit 1; }; echo "refused as expected: a controller agent"
 	$(GO) test -count=1 ./deploy/helm/...

@@ -2,163 +2,58 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
-	"github.com/settdev/sett/internal/memory"
-	"github.com/settdev/sett/internal/reviewpolicy"
+	"github.com/settdev/sett/internal/provenance"
 	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
-// loadWorkflowArtefacts reads every artefact of a workflow through its
-// time index (pages of 1000, one pipelined read each), oldest first.
+// loadWorkflowArtefacts reads every artefact of a workflow, oldest first.
 // Workflows are bounded by max_workflow_artefacts, so this stays small.
 func loadWorkflowArtefacts(ctx context.Context, bb *blackboard.Client, workflowID string) ([]*blackboard.Artefact, error) {
-	var out []*blackboard.Artefact
-	q := blackboard.PageQuery{WorkflowID: workflowID, Limit: 1000}
-	for {
-		page, err := bb.ListArtefacts(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		arts, err := bb.GetArtefacts(ctx, page.IDs)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range arts {
-			if a != nil {
-				out = append(out, a)
-			}
-		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
-	}
-	sortOldestFirst(out)
-	return out, nil
+	arts, _, err := provenance.LoadArtefacts(ctx, bb, workflowID, 0)
+	return arts, err
 }
 
-// provenance is one workflow arranged as a tree: every thread (all
-// versions of one logical artefact) hangs under the artefact its first
-// version was derived from (its first source).
-type provenance struct {
-	wf      *blackboard.Workflow
-	arts    map[string]*blackboard.Artefact
-	threads map[string][]*blackboard.Artefact // logical id → versions, oldest first
-	// children maps an artefact id to the threads derived from it.
-	children map[string][]string
-	// claims maps an artefact id to its claims: the regular one, then
-	// feedback claims by iteration.
-	claims map[string][]*blackboard.Claim
-	// roots are the threads with no parent: the goal, and anything whose
-	// first source is not part of the workflow.
-	roots []string
+// tree draws a workflow's provenance (internal/provenance, which the web
+// console draws as a graph) as a text tree: every thread hangs under the
+// artefact its first version was derived from.
+type tree struct {
+	*provenance.Workflow
 	// mark is an artefact to point out ("◀"), or "".
 	mark string
 }
 
-// loadProvenance reads a workflow with its artefacts and claims.
-func loadProvenance(ctx context.Context, bb *blackboard.Client, workflowID string) (*provenance, error) {
-	wf, err := bb.GetWorkflow(ctx, workflowID)
+// loadProvenance reads a workflow with its artefacts, claims and bids.
+func loadProvenance(ctx context.Context, bb *blackboard.Client, workflowID string) (*tree, error) {
+	p, err := provenance.Load(ctx, bb, workflowID, provenance.Options{Bids: true})
 	if err != nil {
 		return nil, err
 	}
-	arts, err := loadWorkflowArtefacts(ctx, bb, workflowID)
-	if err != nil {
-		return nil, err
-	}
-	claimIDs, err := bb.WorkflowClaims(ctx, workflowID)
-	if err != nil {
-		return nil, err
-	}
-	claims, err := bb.GetClaims(ctx, claimIDs)
-	if err != nil {
-		return nil, err
-	}
-	return buildProvenance(wf, arts, claims), nil
-}
-
-// buildProvenance arranges artefacts (oldest first) and claims.
-func buildProvenance(wf *blackboard.Workflow, arts []*blackboard.Artefact, claims []*blackboard.Claim) *provenance {
-	p := &provenance{
-		wf:       wf,
-		arts:     map[string]*blackboard.Artefact{},
-		threads:  map[string][]*blackboard.Artefact{},
-		children: map[string][]string{},
-		claims:   map[string][]*blackboard.Claim{},
-	}
-	var order []string // thread ids by the creation of their first version
-	for _, a := range arts {
-		p.arts[a.ID] = a
-		if _, ok := p.threads[a.LogicalID]; !ok {
-			order = append(order, a.LogicalID)
-		}
-		p.threads[a.LogicalID] = append(p.threads[a.LogicalID], a)
-	}
-	for _, vs := range p.threads {
-		sort.Slice(vs, func(i, j int) bool { return vs[i].Version < vs[j].Version })
-	}
-	for _, logical := range order {
-		first := p.threads[logical][0]
-		parent := ""
-		if len(first.SourceArtefacts) > 0 {
-			if src, ok := p.arts[first.SourceArtefacts[0]]; ok && src.LogicalID != logical {
-				parent = src.ID
-			}
-		}
-		if parent == "" && !first.IsGoal() {
-			if _, ok := p.arts[wf.ID]; ok {
-				parent = wf.ID // an orphan still belongs to the goal's story
-			}
-		}
-		if parent == "" {
-			p.roots = append(p.roots, logical)
-		} else {
-			p.children[parent] = append(p.children[parent], logical)
-		}
-	}
-	for _, c := range claims {
-		if c != nil {
-			p.claims[c.ArtefactID] = append(p.claims[c.ArtefactID], c)
-		}
-	}
-	for _, cs := range p.claims {
-		sort.SliceStable(cs, func(i, j int) bool {
-			if cs[i].IsFeedback() != cs[j].IsFeedback() {
-				return !cs[i].IsFeedback()
-			}
-			if cs[i].Iteration != cs[j].Iteration {
-				return cs[i].Iteration < cs[j].Iteration
-			}
-			return cs[i].CreatedAtMs < cs[j].CreatedAtMs
-		})
-	}
-	return p
+	return &tree{Workflow: p}, nil
 }
 
 // header describes the workflow in one line.
-func (p *provenance) header(style outputStyle) string {
-	status := style.paint(workflowColour(p.wf.Status), string(p.wf.Status))
-	s := fmt.Sprintf("Workflow %s  %s", p.wf.ID, status)
-	if p.wf.Outcome != "" {
-		s += ": " + oneLine(p.wf.Outcome)
+func (p *tree) header(style outputStyle) string {
+	status := style.paint(workflowColour(p.WF.Status), string(p.WF.Status))
+	s := fmt.Sprintf("Workflow %s  %s", p.WF.ID, status)
+	if p.WF.Outcome != "" {
+		s += ": " + oneLine(p.WF.Outcome)
 	}
-	s += fmt.Sprintf("  · started %s · %d artefact(s) · score %d", stamp(style.Now(), msTime(p.wf.StartedAtMs)), len(p.arts), p.wf.Priority)
-	if p.wf.Tokens > 0 {
-		s += fmt.Sprintf(" · tokens %d (%s)", p.wf.Tokens, agentTokensText(p.wf.AgentTokens))
+	s += fmt.Sprintf("  · started %s · %d artefact(s) · score %d", stamp(style.Now(), msTime(p.WF.StartedAtMs)), len(p.Arts), p.WF.Priority)
+	if p.WF.Tokens > 0 {
+		s += fmt.Sprintf(" · tokens %d (%s)", p.WF.Tokens, agentTokensText(p.WF.AgentTokens))
 	}
 	return s
 }
 
 // nodes builds the tree: one node per root thread.
-func (p *provenance) nodes() []*treeNode {
+func (p *tree) nodes() []*treeNode {
 	var out []*treeNode
-	for _, logical := range p.roots {
+	for _, logical := range p.Roots {
 		out = append(out, p.threadNode(logical))
 	}
 	return out
@@ -166,8 +61,8 @@ func (p *provenance) nodes() []*treeNode {
 
 // threadNode is one thread: the artefact itself when it has one version,
 // else a "Type v1 → v2" node with one child per version.
-func (p *provenance) threadNode(logical string) *treeNode {
-	vs := p.threads[logical]
+func (p *tree) threadNode(logical string) *treeNode {
+	vs := p.Threads[logical]
 	if len(vs) == 1 {
 		n := p.artefactNode(vs[0], true)
 		return n
@@ -189,19 +84,29 @@ func (p *provenance) threadNode(logical string) *treeNode {
 
 // artefactNode is one artefact with its claims and the threads derived
 // from it.
-func (p *provenance) artefactNode(a *blackboard.Artefact, withType bool) *treeNode {
+func (p *tree) artefactNode(a *blackboard.Artefact, withType bool) *treeNode {
 	n := &treeNode{text: artefactLine(a, withType), colour: artefactColour(a)}
 	if a.ID == p.mark {
 		n.text += "  ◀"
 	}
-	for _, c := range p.claims[a.ID] {
-		n.children = append(n.children, claimNode(c))
+	for _, c := range p.Claims[a.ID] {
+		cn := claimNode(c)
+		if b := p.BidText(c.ID); b != "" {
+			cn.text += " · " + b
+		}
+		if c.Approval.Decision != "" {
+			cn.text += " · " + string(c.Approval.Decision) + " by " + c.Approval.By
+			if c.Approval.Reason != "" {
+				cn.text += ": " + oneLine(c.Approval.Reason)
+			}
+		}
+		n.children = append(n.children, cn)
 	}
-	for _, logical := range p.children[a.ID] {
+	for _, logical := range p.Children[a.ID] {
 		n.children = append(n.children, p.threadNode(logical))
 	}
 	// The review policy's decision reads after the reviews it weighed.
-	for _, c := range p.claims[a.ID] {
+	for _, c := range p.Claims[a.ID] {
 		if c.ReviewDecision != "" {
 			n.children = append(n.children, &treeNode{text: "review decision (claim " + blackboard.ShortID(c.ID) + "): " + oneLine(c.ReviewDecision),
 				colour: colourMagenta})
@@ -236,30 +141,7 @@ func artefactLine(a *blackboard.Artefact, withType bool) string {
 }
 
 // verdictText reads a review the way the orchestrator does.
-func verdictText(a *blackboard.Artefact) string {
-	v := judge(a)
-	s := "✗ reject"
-	if v.Approves() {
-		s = "✓ approve"
-	}
-	if v.Severity != "" {
-		s += " (" + v.Severity + ")"
-	}
-	return s
-}
-
-// judge reads a review with the memory its author left, as the review
-// policy does.
-func judge(a *blackboard.Artefact) reviewpolicy.Verdict {
-	var m *memory.AgentMemory
-	if a.Memory != "" {
-		var doc memory.AgentMemory
-		if json.Unmarshal([]byte(a.Memory), &doc) == nil {
-			m = &doc
-		}
-	}
-	return reviewpolicy.Judge(a.Payload, m)
-}
+func verdictText(a *blackboard.Artefact) string { return provenance.VerdictText(a) }
 
 // claimNode describes a claim with its status and outcome.
 func claimNode(c *blackboard.Claim) *treeNode {
@@ -287,7 +169,7 @@ func artefactColour(a *blackboard.Artefact) colour {
 	case blackboard.StructuralFailure:
 		return colourRed
 	case blackboard.StructuralReview:
-		if judge(a).Approves() {
+		if provenance.Judge(a).Approves() {
 			return colourGreen
 		}
 		return colourYellow

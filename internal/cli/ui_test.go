@@ -57,7 +57,7 @@ func TestUIServesTheInstance(t *testing.T) {
 		t.Fatalf("workflow page: %d\n%s", code, body)
 	}
 	for _, want := range []string{s.planV1.Type + " v1", s.planV2.Type + " v2", `class="node review-no"`, `class="node review-ok"`,
-		`class="node failure"`, `class="edge version"`} {
+		`class="node failure dead"`, `class="edge version"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the workflow page lacks %q", want)
 		}

@@ -43,11 +43,13 @@ func refusalText(artefactID string, err error) string {
 	var sup *blackboard.SupersededError
 	switch {
 	case errors.As(err, &sup):
-		return fmt.Sprintf("Refused: %s is superseded — version %d (%s) is current; decide on that one.", shortID(artefactID), sup.CurrentVersion, shortID(sup.CurrentID))
+		return fmt.Sprintf("Refused: %s is superseded — version %d (%s) is current; decide on that one.", blackboard.ShortID(artefactID), sup.CurrentVersion, blackboard.ShortID(sup.CurrentID))
 	case errors.Is(err, blackboard.ErrAlreadyDecided):
-		return fmt.Sprintf("Refused: %s was already decided; a decision cannot be changed.", shortID(artefactID))
+		return fmt.Sprintf("Refused: %s was already decided; a decision cannot be changed.", blackboard.ShortID(artefactID))
 	case errors.Is(err, blackboard.ErrApprovalExpired):
-		return fmt.Sprintf("Refused: the approval of %s timed out before this decision.", shortID(artefactID))
+		return fmt.Sprintf("Refused: the approval of %s timed out before this decision.", blackboard.ShortID(artefactID))
+	case errors.Is(err, blackboard.ErrWorkflowEnded):
+		return fmt.Sprintf("Refused: the workflow of %s has ended (cancelled or finished); nothing waits for this decision any more.", blackboard.ShortID(artefactID))
 	}
 	return "Refused: " + err.Error()
 }
@@ -90,7 +92,7 @@ func (c *Console) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ended {
-		c.fail(w, r, fmt.Errorf("%w: workflow %s already ended", blackboard.ErrInvalid, shortID(id)))
+		c.fail(w, r, fmt.Errorf("%w: workflow %s already ended", blackboard.ErrInvalid, blackboard.ShortID(id)))
 		return
 	}
 	http.Redirect(w, r, c.base+"/w/"+id, http.StatusSeeOther)

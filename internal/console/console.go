@@ -66,6 +66,8 @@ type Console struct {
 	assets  http.Handler
 	mux     *http.ServeMux
 	csrfChk *http.CrossOriginProtection
+	hub     *hub
+	cache   *readCache
 }
 
 // New returns the console's http.Handler. Errors: ErrOptions.
@@ -90,6 +92,8 @@ func New(o Options) (*Console, error) {
 		wb = o.Client
 	}
 	c := &Console{o: o, bb: o.Client, wb: wb, base: base, key: mac.Sum(nil), csrfChk: http.NewCrossOriginProtection()}
+	c.cache = &readCache{}
+	c.hub = &hub{bb: o.Client, cache: c.cache, warn: func(err error) { c.o.Logger.Warn().Err(err).Msg("console: read events") }}
 	t, err := template.New("").Funcs(c.funcs()).ParseFS(embedded, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -156,6 +160,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "403 forbidden: "+err.Error(), http.StatusForbidden)
 			return
 		}
+		// An action changes what the pages show: the page it redirects to
+		// reads afresh (before the response leaves, the handler returns).
+		defer c.cache.bump()
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = path

@@ -235,6 +235,16 @@ func TestListPagesFiltersAndSearches(t *testing.T) {
 			text = "Rotate the TLS certificates"
 		}
 		ids = append(ids, postGoal(t, f.bb, text))
+		if i%40 == 7 {
+			// The TLS workflows hold a Plan by the planner.
+			p := &blackboard.Artefact{ID: blackboard.NewID(), Version: 1, WorkflowID: ids[i], Type: "Plan",
+				StructuralType: blackboard.StructuralStandard, Payload: "plan", ProducedByAgent: "planner",
+				ProducedByRole: "planner", SourceArtefacts: []string{ids[i]}, Depth: 1}
+			p.LogicalID = p.ID
+			if err := f.bb.CreateArtefact(context.Background(), p, blackboard.WriteAuth{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	rowRE := regexp.MustCompile(`<tr id="wf-([0-9a-f-]+)"`)
 	nextRE := regexp.MustCompile(`id="next" href="[^"]*cursor=([0-9%A-Fa-f:]+)"`)
@@ -265,6 +275,17 @@ func TestListPagesFiltersAndSearches(t *testing.T) {
 	_, body = f.get("/?q=" + ids[5][:8])
 	if !strings.Contains(body, `id="wf-`+ids[5]+`"`) {
 		t.Errorf("search by id prefix %s does not find it", ids[5][:8])
+	}
+	for q, want := range map[string]int{"agent=planner": 3, "type=Plan": 3, "type=Plan&agent=planner&q=tls": 3,
+		"type=Plan&agent=reviewer": 0, "type=GoalDefined": 50} {
+		_, body = f.get("/?" + q)
+		if n := len(rowRE.FindAllString(body, -1)); n != want {
+			t.Errorf("%s: %d rows, want %d", q, n, want)
+		}
+	}
+	_, body = f.get("/?type=GoalDefined")
+	if !strings.Contains(body, "type=GoalDefined&amp;cursor=") {
+		t.Errorf("the next page's link drops the type filter")
 	}
 	_, body = f.get("/?status=completed")
 	if n := len(rowRE.FindAllString(body, -1)); n != 0 {
@@ -335,5 +356,42 @@ func TestEventsPushNewWorkflows(t *testing.T) {
 	}
 	if !strings.Contains(got.String(), `"type":"workflow_started"`) {
 		t.Errorf("no workflow_started pushed:\n%s", got.String())
+	}
+}
+
+// TestAPageThatMissedAChangeRedrawsAtOnce: a change between the page's
+// read (its data-since) and its event stream's start makes the stream
+// open with a resync; without one, it opens quiet.
+func TestAPageThatMissedAChangeRedrawsAtOnce(t *testing.T) {
+	f := newFixture(t, console.Options{})
+	srv := httptest.NewServer(f.h)
+	defer srv.Close()
+	sinceRE := regexp.MustCompile(`data-since="([0-9]+-[0-9]+)"`)
+	first := func(since string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events?since="+since, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 256)
+		n, _ := resp.Body.Read(b)
+		return string(b[:n])
+	}
+	postGoal(t, f.bb, "before the page")
+	_, body := f.get("/")
+	m := sinceRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the page carries no data-since")
+	}
+	if got := first(m[1]); strings.Contains(got, "resync") {
+		t.Errorf("nothing changed, yet the stream opened with %q", got)
+	}
+	postGoal(t, f.bb, "after the page was read")
+	if got := first(m[1]); !strings.Contains(got, `"type":"resync"`) {
+		t.Errorf("a change was missed, yet the stream opened with %q", got)
 	}
 }

@@ -5,14 +5,16 @@ import (
 	"html/template"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/settdev/sett/internal/textcut"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func (c *Console) funcs() template.FuncMap {
 	return template.FuncMap{
 		// u prefixes a console path with the base path.
 		"u":        func(p string) string { return c.base + p },
-		"short":    shortID,
+		"short":    blackboard.ShortID,
 		"ellipsis": ellipsis,
 		"ago":      func(ms int64) string { return ago(c.o.Now(), ms) },
 		"dur":      func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Second).String() },
@@ -21,21 +23,9 @@ func (c *Console) funcs() template.FuncMap {
 	}
 }
 
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
 // ellipsis cuts s to n runes on one line.
 func ellipsis(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return textcut.Runes(strings.Join(strings.Fields(s), " "), n)
 }
 
 func ago(now time.Time, ms int64) string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/provenance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -49,7 +50,7 @@ func TestLayoutChainsVersionsInOneColumnAndPointsDown(t *testing.T) {
 	v2 := art("p2", "p", 2, blackboard.StructuralStandard, 4, "p1", "r1")
 	r2 := art("r2", "r2", 1, blackboard.StructuralReview, 5, "p2")
 	r2.Payload = `{"verdict":"approve"}`
-	g := layoutGraph([]*blackboard.Artefact{r2, v2, goal, r1, v1}, nil)
+	g := layoutGraph(provenance.Build(&blackboard.Workflow{ID: "g"}, []*blackboard.Artefact{r2, v2, goal, r1, v1}, nil))
 	at := map[string]gnode{}
 	for _, n := range g.Nodes {
 		at[n.ID] = n
@@ -86,11 +87,94 @@ func TestLayoutPacksOneVersionThreadsIntoFewColumns(t *testing.T) {
 		id := "a" + strconv.Itoa(i)
 		arts = append(arts, art(id, id, 1, blackboard.StructuralStandard, int64(i), arts[i-1].ID))
 	}
-	g := layoutGraph(arts, nil)
+	g := layoutGraph(provenance.Build(&blackboard.Workflow{ID: "a0"}, arts, nil))
 	if g.Width > 2*colW+2*margin {
 		t.Errorf("width %d for a chain: threads that never overlap should share a column", g.Width)
 	}
 	if len(g.Nodes) != 500 || len(g.Edges) != 499 {
 		t.Errorf("%d nodes and %d edges, want 500 and 499", len(g.Nodes), len(g.Edges))
+	}
+}
+
+// overlaps reports two nodes drawn on top of each other.
+func overlaps(g graph) (gnode, gnode, bool) {
+	for i, a := range g.Nodes {
+		for _, b := range g.Nodes[i+1:] {
+			if a.X < b.X+nodeW && b.X < a.X+nodeW && a.Y < b.Y+nodeH && b.Y < a.Y+nodeH {
+				return a, b, true
+			}
+		}
+	}
+	return gnode{}, gnode{}, false
+}
+
+func TestLayoutWrapsAWideFanOutAndKeepsEdgesPointingDown(t *testing.T) {
+	// One goal, 499 artefacts derived from it: rows wrap at maxCols.
+	arts := []*blackboard.Artefact{art("g", "g", 1, blackboard.StructuralStandard, 0)}
+	for i := 1; i < 500; i++ {
+		id := "a" + strconv.Itoa(i)
+		arts = append(arts, art(id, id, 1, blackboard.StructuralStandard, int64(i), "g"))
+	}
+	g := layoutGraph(provenance.Build(&blackboard.Workflow{ID: "g"}, arts, nil))
+	if !g.Wrapped || g.Width > maxCols*colW+2*margin {
+		t.Errorf("a fan-out of 499 is %d wide (wrapped %v), want at most %d", g.Width, g.Wrapped, maxCols*colW+2*margin)
+	}
+	if a, b, ok := overlaps(g); ok {
+		t.Fatalf("nodes %s and %s overlap at (%d,%d) and (%d,%d)", a.ID, b.ID, a.X, a.Y, b.X, b.Y)
+	}
+	at := map[string]gnode{}
+	for _, n := range g.Nodes {
+		at[n.ID] = n
+		if n.X+nodeW > g.Width || n.Y+nodeH > g.Height {
+			t.Fatalf("node %s at (%d,%d) outside the %dx%d graph", n.ID, n.X, n.Y, g.Width, g.Height)
+		}
+	}
+	for _, a := range arts[1:] {
+		if at[a.ID].Y <= at["g"].Y {
+			t.Fatalf("%s is not below the goal", a.ID)
+		}
+	}
+}
+
+func TestNodesShowClaimsBidsDecisionsFailuresLearningsAndDeadEnds(t *testing.T) {
+	goal := art("g", "g", 1, blackboard.StructuralStandard, 1)
+	plan := art("p1", "p", 1, blackboard.StructuralStandard, 2, "g")
+	plan.Type = "Plan"
+	fail := art("f1", "f1", 1, blackboard.StructuralFailure, 3, "p1")
+	fail.Summary = "tool exited 2: disk full"
+	dead := art("d1", "d1", 1, blackboard.StructuralStandard, 4, "g")
+	claims := []*blackboard.Claim{
+		{ID: "c1", ArtefactID: "p1", Status: blackboard.ClaimComplete, ReviewDecision: "review decision: proceed (all_approve): 1 of 1 reviews approve",
+			Approval: blackboard.ClaimApproval{Decision: blackboard.ApprovalApproved, By: "alice", Reason: "ok"}},
+		{ID: "c2", ArtefactID: "d1", Status: blackboard.ClaimTerminated, TerminationReason: "no consumer for Draft"},
+	}
+	p := provenance.Build(&blackboard.Workflow{ID: "g"}, []*blackboard.Artefact{goal, plan, fail, dead}, claims)
+	p.Bids["c1"] = map[string]blackboard.Bid{"planner": blackboard.BidExclusive, "reviewer": blackboard.BidReview, "x": blackboard.BidIgnore}
+	p.Learnings = []blackboard.Learning{{ID: "l1", ArtefactID: "p1", Text: "cite the ticket"}}
+	at := map[string]gnode{}
+	for _, n := range layoutGraph(p).Nodes {
+		at[n.ID] = n
+	}
+	tests := []struct {
+		id, class string
+		in        []string // each in Title, Sub, Claim or Tooltip
+	}{
+		{"p1", "plain learned", []string{"complete", "3 bids", "exclusive planner", "review reviewer", "1 ignored",
+			"review decision: proceed (all_approve)", "complete · → proceed · approved by", "Plan v1 · learned", "learned: cite the ticket"}},
+		{"f1", "failure dead", []string{"FAILURE", "disk full"}},
+		{"d1", "plain dead", []string{"terminated", "no consumer for Draft", "dead end"}},
+		{"g", "goal", nil},
+	}
+	for _, tc := range tests {
+		n := at[tc.id]
+		if n.Class != tc.class {
+			t.Errorf("%s: class %q, want %q", tc.id, n.Class, tc.class)
+		}
+		all := n.Title + "|" + n.Sub + "|" + n.Claim + "|" + n.Tooltip
+		for _, w := range tc.in {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s lacks %q: %s", tc.id, w, all)
+			}
+		}
 	}
 }

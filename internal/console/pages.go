@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -25,6 +27,8 @@ type Frame struct {
 	Waiting  int64
 	Error    string
 	Notice   string
+	// Since is the newest event when the page's data was read.
+	Since string
 	// Live names the event filter the page's script refreshes on: "*"
 	// for every workflow change, a workflow id for one workflow, "" for
 	// none.
@@ -33,12 +37,29 @@ type Frame struct {
 
 func (c *Console) frame(r *http.Request, title, nav string) Frame {
 	f := Frame{Title: title, Nav: nav, Instance: c.bb.Instance(), CSRF: c.csrfToken(sessionOf(r.Context())), Actor: c.actor(r)}
-	if ps, err := c.bb.GetPauseState(r.Context()); err == nil {
-		f.Paused = ps.Paused
+	type counts struct {
+		paused  bool
+		waiting int64
+		since   string
 	}
-	if n, err := c.bb.CountApprovals(r.Context()); err == nil {
-		f.Waiting = n
-	}
+	n, _ := get(c.cache, "frame", func() (counts, error) {
+		var n counts
+		// First, so that the page's data is no older than it: a change
+		// after it makes the page's event stream redraw the page at once.
+		since, err := c.bb.LastEventID(r.Context())
+		if err != nil {
+			return n, err
+		}
+		n.since = since
+		ps, err := c.bb.GetPauseState(r.Context())
+		if err != nil {
+			return n, err
+		}
+		n.paused = ps.Paused
+		n.waiting, err = c.bb.CountApprovals(r.Context())
+		return n, err
+	})
+	f.Paused, f.Waiting, f.Since = n.paused, n.waiting, n.since
 	return f
 }
 
@@ -87,33 +108,69 @@ type listView struct {
 	Rows     []wfRow
 	Status   string
 	Q        string
+	Agent    string
+	Type     string
 	Cursor   string
 	Next     string
 	Statuses []blackboard.WorkflowStatus
 	Examined int
+	// AgentNames and TypeNames are the registered agents and the types
+	// they consume: the filters' suggestions.
+	AgentNames, TypeNames []string
+	// Filter is the query string of the filters, for the pager's links.
+	Filter template.URL
 }
 
 func (c *Console) listView(r *http.Request) (listView, error) {
 	q := r.URL.Query()
 	v := listView{Frame: c.frame(r, "Workflows", "workflows"), Status: q.Get("status"), Q: strings.TrimSpace(q.Get("q")),
+		Agent: strings.TrimSpace(q.Get("agent")), Type: strings.TrimSpace(q.Get("type")),
 		Cursor: q.Get("cursor"), Statuses: blackboard.AllWorkflowStatuses()}
 	v.Live = "*"
-	p, err := c.bb.ListWorkflowPage(r.Context(), blackboard.WorkflowQuery{Status: blackboard.WorkflowStatus(v.Status),
-		Text: v.Q, Limit: pageSize, Cursor: v.Cursor})
+	v.Filter = template.URL(url.Values{"status": {v.Status}, "q": {v.Q}, "agent": {v.Agent}, "type": {v.Type}}.Encode())
+	if regs, err := c.bb.Agents(r.Context()); err == nil {
+		types := map[string]bool{}
+		for n, reg := range regs {
+			v.AgentNames = append(v.AgentNames, n)
+			for _, t := range reg.Consumes {
+				types[t] = true
+			}
+		}
+		for t := range types {
+			v.TypeNames = append(v.TypeNames, t)
+		}
+		sort.Strings(v.AgentNames)
+		sort.Strings(v.TypeNames)
+	}
+	type page struct {
+		rows     []wfRow
+		next     string
+		examined int
+	}
+	pg, err := get(c.cache, "list?"+string(v.Filter)+"&cursor="+v.Cursor, func() (page, error) {
+		var pg page
+		p, err := c.bb.ListWorkflowPage(r.Context(), blackboard.WorkflowQuery{Status: blackboard.WorkflowStatus(v.Status),
+			Text: v.Q, Agent: v.Agent, Type: v.Type, Limit: pageSize, Cursor: v.Cursor})
+		if err != nil {
+			return pg, err
+		}
+		pg.next, pg.examined = p.Next, p.Examined
+		for _, w := range p.Workflows {
+			row := wfRow{Workflow: w}
+			if w.Status == blackboard.WorkflowRunning {
+				row.Phase, row.Waiting, err = c.phaseOf(r.Context(), w.ID)
+				if err != nil {
+					return pg, err
+				}
+			}
+			pg.rows = append(pg.rows, row)
+		}
+		return pg, nil
+	})
 	if err != nil {
 		return v, err
 	}
-	v.Next, v.Examined = p.Next, p.Examined
-	for _, w := range p.Workflows {
-		row := wfRow{Workflow: w}
-		if w.Status == blackboard.WorkflowRunning {
-			row.Phase, row.Waiting, err = c.phaseOf(r.Context(), w.ID)
-			if err != nil {
-				return v, err
-			}
-		}
-		v.Rows = append(v.Rows, row)
-	}
+	v.Rows, v.Next, v.Examined = pg.rows, pg.next, pg.examined
 	return v, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/provenance"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -40,52 +41,20 @@ type memoryRow struct {
 
 type workflowView struct {
 	Frame
-	W          *blackboard.Workflow
-	Graph      graph
-	Claims     []*blackboard.Claim
-	Threads    []threadView
-	Events     []eventRow
-	EventsCut  bool
-	Tokens     []tokenRow
-	Shared     string
-	Memories   []memoryRow
-	Artefacts  int
-	Truncated  bool
-	GoalText   string
-	ClaimsByID map[string]*blackboard.Claim
-}
-
-// workflowArtefacts reads up to maxArtefacts of a workflow's artefacts
-// page by page from its time index.
-func (c *Console) workflowArtefacts(ctx context.Context, id string) ([]*blackboard.Artefact, bool, error) {
-	var ids []string
-	cursor := ""
-	for len(ids) < maxArtefacts {
-		p, err := c.bb.ListArtefacts(ctx, blackboard.PageQuery{WorkflowID: id, Limit: 500, Cursor: cursor})
-		if err != nil {
-			return nil, false, err
-		}
-		ids = append(ids, p.IDs...)
-		if p.Next == "" {
-			break
-		}
-		cursor = p.Next
-	}
-	cut := len(ids) > maxArtefacts
-	if cut {
-		ids = ids[:maxArtefacts]
-	}
-	arts, err := c.bb.GetArtefacts(ctx, ids)
-	if err != nil {
-		return nil, false, err
-	}
-	out := arts[:0]
-	for _, a := range arts {
-		if a != nil {
-			out = append(out, a)
-		}
-	}
-	return out, cut, nil
+	W         *blackboard.Workflow
+	Graph     graph
+	Claims    []*blackboard.Claim
+	Learnings []blackboard.Learning
+	Prov      *provenance.Workflow
+	Threads   []threadView
+	Events    []eventRow
+	EventsCut bool
+	Tokens    []tokenRow
+	Shared    string
+	Memories  []memoryRow
+	Artefacts int
+	Truncated bool
+	GoalText  string
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -95,59 +64,24 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	wf, err := c.bb.GetWorkflow(ctx, id)
+	p, err := provenance.Load(ctx, c.bb, id, provenance.Options{MaxArtefacts: maxArtefacts, Bids: true, Learnings: true})
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	v := workflowView{Frame: c.frame(r, "Workflow "+shortID(id), "workflows"), W: wf}
+	wf := p.WF
+	v := workflowView{Frame: c.frame(r, "Workflow "+blackboard.ShortID(id), "workflows"), W: wf}
 	v.Live = id
-	arts, cut, err := c.workflowArtefacts(ctx, id)
-	if err != nil {
-		c.fail(w, r, err)
-		return
+	v.Artefacts, v.Truncated = len(p.Arts), p.Truncated
+	v.Claims, v.Learnings, v.Prov = p.ClaimList, p.Learnings, p
+	v.Graph = layoutGraph(p)
+	if g := p.ByID[id]; g != nil {
+		v.GoalText = g.Payload
 	}
-	v.Artefacts, v.Truncated = len(arts), cut
-	claimIDs, err := c.bb.WorkflowClaims(ctx, id)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	claims, err := c.bb.GetClaims(ctx, claimIDs)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	claimOf := map[string]*blackboard.Claim{}
-	for _, cl := range claims {
-		if cl != nil {
-			claimOf[cl.ArtefactID] = cl
-			v.Claims = append(v.Claims, cl)
+	for _, lid := range p.ThreadOrder {
+		if vs := p.Threads[lid]; len(vs) > 1 {
+			v.Threads = append(v.Threads, threadView{LogicalID: lid, Type: vs[0].Type, Versions: vs})
 		}
-	}
-	sort.SliceStable(v.Claims, func(i, j int) bool { return v.Claims[i].CreatedAtMs < v.Claims[j].CreatedAtMs })
-	v.Graph = layoutGraph(arts, claimOf)
-	threads := map[string]*threadView{}
-	var order []string
-	for _, a := range arts {
-		if a.IsGoal() {
-			v.GoalText = a.Payload
-		}
-		t := threads[a.LogicalID]
-		if t == nil {
-			t = &threadView{LogicalID: a.LogicalID, Type: a.Type}
-			threads[a.LogicalID] = t
-			order = append(order, a.LogicalID)
-		}
-		t.Versions = append(t.Versions, a)
-	}
-	for _, lid := range order {
-		t := threads[lid]
-		if len(t.Versions) < 2 {
-			continue
-		}
-		sort.Slice(t.Versions, func(i, j int) bool { return t.Versions[i].Version < t.Versions[j].Version })
-		v.Threads = append(v.Threads, *t)
 	}
 	if v.Events, v.EventsCut, err = c.workflowEvents(ctx, wf); err != nil {
 		c.fail(w, r, err)
@@ -248,7 +182,7 @@ func (c *Console) diffPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(v.Versions) == 0 {
-		c.fail(w, r, fmt.Errorf("%w: thread %s has no version in workflow %s", blackboard.ErrNotFound, thread, shortID(wf.ID)))
+		c.fail(w, r, fmt.Errorf("%w: thread %s has no version in workflow %s", blackboard.ErrNotFound, thread, blackboard.ShortID(wf.ID)))
 		return
 	}
 	pick := func(want string, fallback int) *blackboard.Artefact {

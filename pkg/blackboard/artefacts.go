@@ -164,6 +164,7 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 		StructuralType: string(a.StructuralType), Type: a.Type, ProducedByRole: a.ProducedByRole,
 		Goal: a.IsGoal(), Claimable: a.StructuralType.Claimable(), Priority: priority, Depth: a.Depth,
 		ArtefactChannel: c.keys.ArtefactEvents(), WorkflowChannel: c.keys.WorkflowEvents(),
+		ByAgent: a.ProducedByAgent,
 	}
 	// Keys a write does not use get a placeholder of the same slot.
 	placeholder := c.keys.Artefact(a.ID)
@@ -238,6 +239,7 @@ type artefactRequest struct {
 	Tokens          int64  `json:"tokens,omitempty"`
 	TokenAgent      string `json:"token_agent,omitempty"`
 	Epoch           string `json:"epoch,omitempty"`
+	ByAgent         string `json:"by_agent,omitempty"`
 }
 
 // GetArtefact reads one artefact. Errors: ErrNotFound, ErrCorrupt.

@@ -127,7 +127,7 @@ func TestCreateGoalStartsWorkflow(t *testing.T) {
 	}
 	want := &blackboard.Workflow{
 		ID: g.ID, Goal: g.Payload, Status: blackboard.WorkflowRunning, Priority: 7,
-		ArtefactCount: 1, OpenItems: 1, StartedAtMs: g.CreatedAtMs,
+		ArtefactCount: 1, OpenItems: 1, StartedAtMs: g.CreatedAtMs, Types: []string{"GoalDefined"},
 	}
 	if !reflect.DeepEqual(wf, want) {
 		t.Errorf("workflow:\n got %+v\nwant %+v", wf, want)

@@ -267,6 +267,12 @@ func EncodeWorkflow(w *Workflow) map[string]string {
 	for agent, n := range w.AgentTokens {
 		h.int("tokens:"+agent, n)
 	}
+	for _, t := range w.Types {
+		h.always("type:"+t, "1")
+	}
+	for _, a := range w.Agents {
+		h.always("agent:"+a, "1")
+	}
 	return h.toMap()
 }
 
@@ -299,8 +305,14 @@ func DecodeWorkflow(m map[string]string) (*Workflow, error) {
 				w.AgentTokens = map[string]int64{}
 			}
 			w.AgentTokens[agent] = n
+		} else if t, ok := strings.CutPrefix(k, "type:"); ok {
+			w.Types = append(w.Types, t)
+		} else if a, ok := strings.CutPrefix(k, "agent:"); ok {
+			w.Agents = append(w.Agents, a)
 		}
 	}
+	sort.Strings(w.Types)
+	sort.Strings(w.Agents)
 	if d.err == nil && !w.Status.Valid() {
 		d.fail("status", "unknown value %q", w.Status)
 	}

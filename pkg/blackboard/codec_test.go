@@ -61,6 +61,7 @@ func fullWorkflow() *blackboard.Workflow {
 		ID: idA, Goal: "build a calculator\nwith tests", Status: blackboard.WorkflowFailed, Priority: -3,
 		ArtefactCount: 17, OpenItems: 2, StartedAtMs: 1732237000123, EndedAtMs: 1732237999999,
 		Outcome: "max_workflow_artefacts (16) exceeded",
+		Types:   []string{"GoalDefined", "Plan"}, Agents: []string{"planner", "reviewer-1"},
 	}
 }
 

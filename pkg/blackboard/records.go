@@ -186,6 +186,12 @@ type Workflow struct {
 	// AgentTokens splits them by agent (nil when none).
 	Tokens      int64            `json:"tokens,omitempty"`
 	AgentTokens map[string]int64 `json:"agent_tokens,omitempty"`
+	// Types and Agents are the artefact types written in the workflow and
+	// the agents that produced them, sorted (stored as "type:T" and
+	// "agent:A" fields, set by create_artefact): what the console's list
+	// filters on without reading any artefact.
+	Types  []string `json:"types,omitempty"`
+	Agents []string `json:"agents,omitempty"`
 }
 
 // GoalType is the artefact type of a goal posted by a person.

@@ -3,6 +3,7 @@ package blackboard
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,12 @@ type WorkflowQuery struct {
 	// Text keeps only workflows whose id starts with it or whose goal
 	// contains it (case-insensitive); "" keeps every workflow.
 	Text string
+	// Agent keeps only workflows in which this agent produced an
+	// artefact; "" keeps every workflow.
+	Agent string
+	// Type keeps only workflows holding an artefact of this type; ""
+	// keeps every workflow.
+	Type string
 	// Limit is the page size; zero means 50.
 	Limit int64
 	// Cursor continues from a previous WorkflowPage.Next.
@@ -59,7 +66,8 @@ func (c *Client) ListWorkflowPage(ctx context.Context, q WorkflowQuery) (Workflo
 		score = strconv.FormatInt(s, 10)
 	}
 	text := strings.ToLower(strings.TrimSpace(q.Text))
-	filtered := q.Status != "" || text != ""
+	agent, typ := strings.TrimSpace(q.Agent), strings.TrimSpace(q.Type)
+	filtered := q.Status != "" || text != "" || agent != "" || typ != ""
 	batch := q.Limit
 	if filtered {
 		batch = min(max(q.Limit, 200), q.MaxScan)
@@ -93,7 +101,7 @@ func (c *Client) ListWorkflowPage(ctx context.Context, q WorkflowQuery) (Workflo
 			}
 			p.Examined++
 			w := wfs[i]
-			if w == nil || !keepWorkflow(w, q.Status, text) {
+			if w == nil || !keepWorkflow(w, q.Status, text, agent, typ) {
 				continue
 			}
 			p.Workflows = append(p.Workflows, w)
@@ -114,9 +122,19 @@ func (c *Client) ListWorkflowPage(ctx context.Context, q WorkflowQuery) (Workflo
 	}
 }
 
-func keepWorkflow(w *Workflow, status WorkflowStatus, text string) bool {
+// keepWorkflow is the list's filter: status, agent and type exactly,
+// text as an id prefix or a case-insensitive part of the goal.
+func keepWorkflow(w *Workflow, status WorkflowStatus, text, agent, typ string) bool {
 	if status != "" && w.Status != status {
 		return false
 	}
+	if agent != "" && !sortedHas(w.Agents, agent) || typ != "" && !sortedHas(w.Types, typ) {
+		return false
+	}
 	return text == "" || strings.HasPrefix(w.ID, text) || strings.Contains(strings.ToLower(w.Goal), text)
+}
+
+func sortedHas(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
 }

@@ -24,6 +24,10 @@ func TestListWorkflowPageWalksTheIndexWithBoundedScans(t *testing.T) {
 		}
 		if text != "routine" {
 			want[g.ID] = true
+			// The matching workflows also hold a Plan by the planner.
+			p := child(g.ID)
+			p.Type, p.ProducedByAgent = "Plan", "planner"
+			create(t, bb, p)
 		}
 	}
 	tests := []struct {
@@ -36,6 +40,11 @@ func TestListWorkflowPageWalksTheIndexWithBoundedScans(t *testing.T) {
 		{"text filter with a small scan bound", blackboard.WorkflowQuery{Text: "rotate keys", Limit: 2, MaxScan: 4}, 3, 3},
 		{"status filter", blackboard.WorkflowQuery{Status: blackboard.WorkflowRunning, Limit: 50}, 30, 1},
 		{"status no match", blackboard.WorkflowQuery{Status: blackboard.WorkflowFailed}, 0, 1},
+		{"agent filter", blackboard.WorkflowQuery{Agent: "planner", Limit: 2}, 3, 2},
+		{"type filter", blackboard.WorkflowQuery{Type: "Plan", Limit: 50}, 3, 1},
+		{"type and agent", blackboard.WorkflowQuery{Type: "Plan", Agent: "planner", Text: "rotate"}, 3, 1},
+		{"type no match", blackboard.WorkflowQuery{Type: "CodeCommit"}, 0, 1},
+		{"agent no match", blackboard.WorkflowQuery{Agent: "reviewer"}, 0, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,7 +61,7 @@ func TestListWorkflowPageWalksTheIndexWithBoundedScans(t *testing.T) {
 						t.Fatalf("workflow %s returned twice", w.ID)
 					}
 					seen[w.ID] = true
-					if q.Text != "" && !want[w.ID] {
+					if (q.Text != "" || q.Agent != "" || q.Type != "") && !want[w.ID] {
 						t.Errorf("workflow %s (%q) does not match %q", w.ID, w.Goal, q.Text)
 					}
 				}

@@ -43,7 +43,9 @@
 --          A result's queue entry also names its claim's target
 --          (target_id), so the orchestrator reads the claim and the
 --          phase's artefacts in one round trip. claim_channel: where a
---          claim this result completes is announced.
+--          claim this result completes is announced. by_agent: the
+--          producing agent (recorded on the workflow for the list's
+--          filter).
 -- ARGV[2..] the artefact hash as field/value pairs (without created_at_ms).
 --
 -- Returns {'OK', created_at_ms} or one of
@@ -188,6 +190,15 @@ else
     redis.call('HINCRBY', KEYS[7], 'tokens:' .. req.token_agent, tokens)
     redis.call('HINCRBY', KEYS[23], req.token_agent, tokens)
   end
+end
+
+-- The list's filters: the workflow records each artefact type and each
+-- producing agent it has seen (idempotent fields of the hash it already
+-- holds, so a filtered page reads no artefact).
+if req.by_agent ~= nil and req.by_agent ~= '' then
+  redis.call('HSET', KEYS[7], 'type:' .. req.type, '1', 'agent:' .. req.by_agent, '1')
+else
+  redis.call('HSET', KEYS[7], 'type:' .. req.type, '1')
 end
 
 local announced = {

@@ -1,0 +1,40 @@
+package blackboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// GetLearnings reads the learnings with the given ids (one HMGET); ids
+// with no learning are skipped. A rejected claim's learning has the id
+// DeriveID("learning", claimID), so a workflow's learnings are read from
+// its claims without reading every learning. Errors: ErrInvalid (a bad
+// id), ErrCorrupt.
+func (c *Client) GetLearnings(ctx context.Context, ids []string) ([]Learning, error) {
+	if err := validateIDs(ids...); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	octx, cancel := c.op(ctx)
+	defer cancel()
+	vals, err := c.rdb.HMGet(octx, c.keys.Learnings(), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("blackboard: read learnings: %w", err)
+	}
+	var out []Learning
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		var l Learning
+		if err := json.Unmarshal([]byte(s), &l); err != nil {
+			return nil, fmt.Errorf("%w: learning %s: %v", ErrCorrupt, ids[i], err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
