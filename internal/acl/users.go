@@ -74,7 +74,7 @@ var connection = []string{
 // reads are the read commands the blackboard issues (directly and inside
 // its scripts).
 var reads = []string{
-	"get", "exists", "pttl", "hget", "hgetall", "hmget", "hexists", "scard", "sismember", "smembers",
+	"get", "exists", "pttl", "hget", "hgetall", "hmget", "hexists", "hlen", "scard", "sismember", "smembers",
 	"zcard", "zcount", "zrange", "zrangebyscore", "zrangebylex", "zrevrange", "zrevrangebylex",
 	"zrevrangebyscore", "zrank", "zscore", "xlen", "xrange", "xrevrange", "xread", "xinfo|stream",
 	"subscribe", "psubscribe", "unsubscribe", "punsubscribe",

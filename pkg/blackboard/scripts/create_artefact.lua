@@ -192,13 +192,13 @@ else
   end
 end
 
--- The list's filters: the workflow records each artefact type and each
--- producing agent it has seen (idempotent fields of the hash it already
--- holds, so a filtered page reads no artefact).
+-- The list's filters: the workflow counts the artefacts of each type and
+-- of each producing agent (fields of the hash it already holds, so a
+-- filtered page reads no artefact). HINCRBY, not HSET: a cub's ACL user
+-- may only count on a workflow hash, never set its fields.
+redis.call('HINCRBY', KEYS[7], 'type:' .. req.type, 1)
 if req.by_agent ~= nil and req.by_agent ~= '' then
-  redis.call('HSET', KEYS[7], 'type:' .. req.type, '1', 'agent:' .. req.by_agent, '1')
-else
-  redis.call('HSET', KEYS[7], 'type:' .. req.type, '1')
+  redis.call('HINCRBY', KEYS[7], 'agent:' .. req.by_agent, 1)
 end
 
 local announced = {
