@@ -46,7 +46,8 @@ type Settings struct {
 	MaxConcurrentClaims int
 	// NoBidGrants leaves every grant to the orchestrator: claims carry no
 	// GrantPlan, so the last expected bid never grants in its own script
-	// (orchestrator.disable_bid_grants; for comparison and debugging).
+	// (the orchestrator daemon's --disable-bid-grants; for comparison and
+	// debugging).
 	NoBidGrants bool
 	// DecideRuleBids records the claim and exclusive bids that live
 	// agents' rules decide (no bid_script, not reviewers) when a claim is
@@ -56,7 +57,7 @@ type Settings struct {
 	// NoResultCompletion leaves every claim completion to the
 	// orchestrator: claims carry no finish plan, so a result never
 	// completes its claim in its own script
-	// (orchestrator.disable_result_completion).
+	// (the orchestrator daemon's --disable-result-completion).
 	NoResultCompletion bool
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
@@ -173,9 +174,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Approvals:            c.Approvals,
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
-		NoBidGrants:          o.DisableBidGrants,
 		DecideRuleBids:       o.DecideRuleBids,
-		NoResultCompletion:   o.DisableResultCompletion,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,
