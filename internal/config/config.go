@@ -118,10 +118,6 @@ type OrchestratorConfig struct {
 	// /metrics. Default ":8080" (all interfaces, port 8080).
 	HTTPAddr string `yaml:"http_addr"`
 
-	// ApprovalTimeout is the same setting as approvals.timeout, accepted
-	// here too. Default 0: approvals.timeout decides.
-	ApprovalTimeout Duration `yaml:"approval_timeout"`
-
 	// MaxConcurrentClaims caps how many claims hold grants at once across
 	// the instance; further grants wait and are released highest priority
 	// first, oldest workflow first. Default 0: no limit.

@@ -70,6 +70,14 @@ func TestParseUnknownKeys(t *testing.T) {
 				`now the orchestrator daemon's --disable-bid-grants flag (or SETT_DISABLE_BID_GRANTS=true in its environment); delete the key`,
 		},
 		{
+			name:     "the old name of approvals.timeout",
+			data:     withLines(`orchestrator:`, `  approval_timeout: 30m`),
+			wantPath: "orchestrator.approval_timeout",
+			wantLine: 6,
+			wantMsg: `sett.yml:6: key "orchestrator.approval_timeout" was renamed approvals.timeout (the approval gate's ` +
+				`other settings live in approvals too); move the value there`,
+		},
+		{
 			name:     "the other debug switch",
 			data:     withLines(`orchestrator:`, `  disable_result_completion: false`),
 			wantPath: "orchestrator.disable_result_completion",
