@@ -319,26 +319,26 @@ agents:
 	for _, fp := range []string{"claim-created", "granted-exclusive", "granted-review"} {
 		t.Run("crash at "+fp, func(t *testing.T) {
 			t.Parallel()
-			cfg := config
+			var env []string
 			if fp == "granted-review" {
 				// The review grant here would be made by the last bid's
 				// script; crash the orchestrator where it grants instead.
-				cfg = strings.Replace(config, "lease_ttl: 5s}", "lease_ttl: 5s, disable_bid_grants: true}", 1)
+				env = []string{"SETT_DISABLE_BID_GRANTS=true"}
 			}
-			s := stacktest.New(t, cfg)
+			s := stacktest.New(t, config)
 			openGate(t, s, "go")
 			cubs := map[string]*stacktest.Proc{}
 			for _, a := range []string{"planner", "reviewer", "coder"} {
 				cubs[a] = s.StartCub(a)
 			}
 			s.WaitReady(cubs["planner"], cubs["reviewer"], cubs["coder"])
-			orch := s.StartOrchestratorWith("SETT_FAILPOINT=" + fp)
+			orch := s.StartOrchestratorWith(append([]string{"SETT_FAILPOINT=" + fp}, env...)...)
 			s.WaitReady(orch)
 			wf := s.PostGoal("crash at " + fp)
 			if code := orch.WaitExit(wait); code != 137 {
 				t.Fatalf("orchestrator exit code %d, want 137 from the failpoint", code)
 			}
-			orch.SetEnv()
+			orch.SetEnv(env...)
 			orch.Restart()
 			if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
 				t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)

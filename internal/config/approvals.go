@@ -74,11 +74,6 @@ func (a *ApprovalsConfig) applyDefaults(c *Config) {
 	}
 	if a.Timeout == 0 && !c.src.isSet("approvals.timeout") {
 		a.Timeout = DefaultApprovalTimeout
-		// orchestrator.approval_timeout is the same setting;
-		// the approvals block is where the rest of the gate lives.
-		if c.Orchestrator.ApprovalTimeout != 0 {
-			a.Timeout = c.Orchestrator.ApprovalTimeout
-		}
 	}
 }
 
@@ -106,12 +101,6 @@ func (a *ApprovalsConfig) validate(v *validator, c *Config) {
 		v.addf(p+".timeout", "%s is not valid (use a duration like 24h, or 0 for never)", a.Timeout)
 	}
 	o := c.Orchestrator
-	if o.ApprovalTimeout != 0 && c.src.isSet("approvals.timeout") && o.ApprovalTimeout != a.Timeout {
-		v.addf("orchestrator.approval_timeout", "%s contradicts approvals.timeout (%s); set one of them", o.ApprovalTimeout, a.Timeout)
-	}
-	if o.ApprovalTimeout < 0 {
-		v.addf("orchestrator.approval_timeout", "%s is not valid (use a duration like 24h, or 0 for the default)", o.ApprovalTimeout)
-	}
 	if o.Learner != "" {
 		if _, ok := c.Agents[o.Learner]; !ok {
 			v.addf("orchestrator.learner", "%q is not an agent of this file (agents: %v); name the agent whose tool turns rejections into learnings", o.Learner, c.AgentNames())

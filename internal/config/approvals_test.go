@@ -32,12 +32,6 @@ func TestApprovalsParse(t *testing.T) {
 			},
 		},
 		{
-			name:        "orchestrator.approval_timeout sets the same timeout",
-			lines:       []string{`orchestrator: {approval_timeout: 30m}`, `approvals: {artefact_types: [Plan]}`},
-			wantTimeout: 30 * time.Minute,
-			gates:       map[[2]string]bool{{"Plan", ""}: true},
-		},
-		{
 			name:        "zero means never",
 			lines:       []string{`approvals: {artefact_types: [Plan], timeout: 0s}`},
 			wantTimeout: 0,
@@ -71,7 +65,6 @@ func TestApprovalsValidate(t *testing.T) {
 		{"empty pattern", []string{`approvals: {artefact_types: [""]}`}, "approvals.artefact_types[0]", "gates nothing"},
 		{"on_reject unknown", []string{`approvals: {on_reject: retry}`}, "approvals.on_reject", `"retry" is not valid (use end or rework)`},
 		{"negative timeout", []string{`approvals: {timeout: -1h}`}, "approvals.timeout", "-1h is not valid"},
-		{"two timeouts that disagree", []string{`orchestrator: {approval_timeout: 1h}`, `approvals: {timeout: 2h}`}, "orchestrator.approval_timeout", "contradicts approvals.timeout"},
 		{"learner unknown", []string{`orchestrator: {learner: sage}`}, "orchestrator.learner", `"sage" is not an agent of this file`},
 	}
 	for _, tt := range tests {

@@ -118,22 +118,10 @@ type OrchestratorConfig struct {
 	// /metrics. Default ":8080" (all interfaces, port 8080).
 	HTTPAddr string `yaml:"http_addr"`
 
-	// ApprovalTimeout is the same setting as approvals.timeout, accepted
-	// here too. Default 0: approvals.timeout decides.
-	ApprovalTimeout Duration `yaml:"approval_timeout"`
-
 	// MaxConcurrentClaims caps how many claims hold grants at once across
 	// the instance; further grants wait and are released highest priority
 	// first, oldest workflow first. Default 0: no limit.
 	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
-
-	// DisableBidGrants makes the orchestrator decide every grant itself.
-	// Default false: when the last expected bid on a claim arrives, wins
-	// it alone, and nothing needs the orchestrator's judgement (pause, a
-	// contested max_concurrent_claims slot, a passed bid deadline, a new
-	// leader...), the bid's own script grants, saving a round of the hot
-	// path.
-	DisableBidGrants bool `yaml:"disable_bid_grants"`
 
 	// DecideRuleBids makes the orchestrator record, when it creates a
 	// claim, the claim and exclusive bids that live agents' rules decide
@@ -146,13 +134,6 @@ type OrchestratorConfig struct {
 	// heartbeats is found by its missing bid, not by a grant it never
 	// takes (that waits for the lease check).
 	DecideRuleBids bool `yaml:"decide_rule_bids"`
-
-	// DisableResultCompletion makes the orchestrator complete every claim
-	// itself. Default false: a result that ends its claim's exclusive
-	// grant the plain way (not a Failure, no memory to merge, the workflow
-	// running, the same leader) completes the claim in its own script,
-	// saving the orchestrator's read-decide-write round of the hot path.
-	DisableResultCompletion bool `yaml:"disable_result_completion"`
 
 	// MaxWorkflowTokens caps the model tokens (input plus output, as the
 	// tools report them in usage) one workflow may spend; once its total

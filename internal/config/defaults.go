@@ -32,6 +32,27 @@ const (
 	DefaultRedisImage = "sett-redis:local"
 )
 
+// Defaults of the services' tunables that sett.yml has no key for (some
+// are daemon flags). They live here with the others so that every
+// default is written once.
+const (
+	// DefaultLeaderTTL is the orchestrator's leader lease TTL (the
+	// orchestrator daemon's --leader-ttl).
+	DefaultLeaderTTL = 10 * time.Second
+	// DefaultWorkers is the number of the orchestrator's concurrent
+	// claim handlers.
+	DefaultWorkers = 16
+	// DefaultLivenessRefresh is how often the orchestrator re-reads agent
+	// heartbeats.
+	DefaultLivenessRefresh = 5 * time.Second
+	// DefaultReconcileEvery is the period of the orchestrator's
+	// safety-net sweep over active claims and unacknowledged events.
+	DefaultReconcileEvery = 30 * time.Second
+	// DefaultContextDepth bounds the context chain a cub builds for a
+	// tool (levels of sources).
+	DefaultContextDepth = 10
+)
+
 // Default returns a Config with the current version and every default
 // applied, and no agents. It does not pass Validate until an agent is
 // added; it is meant for code paths that need settings without a file,

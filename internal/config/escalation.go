@@ -1,13 +1,9 @@
 package config
 
-import (
-	"time"
-
-	"github.com/settdev/sett/internal/escalation"
-)
+import "github.com/settdev/sett/internal/escalation"
 
 // DefaultEscalationTimeout bounds one run of the escalation hook.
-const DefaultEscalationTimeout = Duration(10 * time.Second)
+const DefaultEscalationTimeout = Duration(escalation.DefaultTimeout)
 
 // EscalationConfig is the optional hook run when a workflow is escalated
 // (escalation in sett.yml): the workflow_escalated event is

@@ -61,6 +61,29 @@ func TestParseUnknownKeys(t *testing.T) {
 			wantLine: 5,
 			wantMsg:  `sett.yml:5: unknown key "name" in agents.writer`,
 		},
+		{
+			name:     "a debug switch that became a daemon flag",
+			data:     withLines(`orchestrator:`, `  disable_bid_grants: true`),
+			wantPath: "orchestrator.disable_bid_grants",
+			wantLine: 6,
+			wantMsg: `sett.yml:6: key "orchestrator.disable_bid_grants" was removed from sett.yml: it is a debugging switch, ` +
+				`now the orchestrator daemon's --disable-bid-grants flag (or SETT_DISABLE_BID_GRANTS=true in its environment); delete the key`,
+		},
+		{
+			name:     "the old name of approvals.timeout",
+			data:     withLines(`orchestrator:`, `  approval_timeout: 30m`),
+			wantPath: "orchestrator.approval_timeout",
+			wantLine: 6,
+			wantMsg: `sett.yml:6: key "orchestrator.approval_timeout" was renamed approvals.timeout (the approval gate's ` +
+				`other settings live in approvals too); move the value there`,
+		},
+		{
+			name:     "the other debug switch",
+			data:     withLines(`orchestrator:`, `  disable_result_completion: false`),
+			wantPath: "orchestrator.disable_result_completion",
+			wantLine: 6,
+			wantMsg:  `sett.yml:6: key "orchestrator.disable_result_completion" was removed from sett.yml: it is a debugging switch, now the orchestrator daemon's --disable-result-completion flag`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -180,6 +180,13 @@ func (w *nodeWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 	w.keyed(n, path, func(e entry, child string) {
 		f, ok := fields[e.key.Value]
 		if !ok {
+			if why, removed := removedKeys[child]; removed {
+				w.errs = append(w.errs, FieldError{
+					File: w.src.file, Line: e.key.Line, Path: child, Err: ErrUnknownKey,
+					Message: fmt.Sprintf("key %q %s", child, why),
+				})
+				return
+			}
 			where := "at the top level"
 			if path != "" {
 				where = "in " + path

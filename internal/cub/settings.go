@@ -8,7 +8,8 @@ import (
 )
 
 // Settings is one agent's configuration as the cub needs it, with
-// defaults applied.
+// defaults applied. Build it with SettingsFrom; fields left zero in one
+// built by hand take the defaults of internal/config when the cub starts.
 type Settings struct {
 	Agent            string
 	Role             string
@@ -39,14 +40,13 @@ type Settings struct {
 	MaxTokensPerClaim int64
 	MaxOutput         int
 	MaxPayload        int
-	// ContextDepth bounds the context chain (levels of sources); zero
-	// means 10.
+	// ContextDepth bounds the context chain (levels of sources;
+	// config.DefaultContextDepth).
 	ContextDepth int
 	LeaseTTL     time.Duration
 	HeartbeatTTL time.Duration
 	// BidTimeout is the orchestrator's bid_timeout: a bid write is retried
-	// until the request's bid deadline (its delivery plus this). Zero
-	// means 5s.
+	// until the request's bid deadline (its delivery plus this).
 	BidTimeout time.Duration
 	// Consumer names this cub in the inbox consumer group; keep it stable
 	// across restarts so unfinished entries come back.
@@ -95,46 +95,51 @@ func SettingsFrom(c *config.Config, agent, workspace, consumer string) (Settings
 		LeaseTTL:            c.Orchestrator.LeaseTTL.Std(),
 		HeartbeatTTL:        c.Orchestrator.AgentHeartbeatTTL.Std(),
 		BidTimeout:          c.Orchestrator.BidTimeout.Std(),
+		ContextDepth:        config.DefaultContextDepth,
 		Consumer:            consumer,
 		WorkspaceReadOnly:   a.Workspace.Mode != config.WorkspaceReadWrite,
 	}, true
 }
 
+// applyDefaults fills every zero field that has a default with the value
+// SettingsFrom gives for an agent config.Default() knows nothing more
+// about, so that a Settings built by hand (tests) runs like one built
+// from a file. Role and Consumer default to the agent's name.
 func (s *Settings) applyDefaults() {
+	d := defaultSettings(s.Agent)
 	if s.Strategy == "" {
-		s.Strategy = "exclusive"
+		s.Strategy = d.Strategy
 	}
 	if s.Role == "" {
-		s.Role = s.Agent
+		s.Role = d.Role
 	}
-	if s.BidScriptTimeout <= 0 {
-		s.BidScriptTimeout = 5 * time.Second
-	}
-	if s.ToolTimeout <= 0 {
-		s.ToolTimeout = 10 * time.Minute
-	}
-	if s.MaxConcurrent < 1 {
-		s.MaxConcurrent = 1
-	}
-	if s.MaxOutput <= 0 {
-		s.MaxOutput = 4 << 20
-	}
-	if s.MaxPayload <= 0 {
-		s.MaxPayload = 1 << 20
-	}
-	if s.ContextDepth <= 0 {
-		s.ContextDepth = 10
-	}
-	if s.LeaseTTL <= 0 {
-		s.LeaseTTL = 30 * time.Second
-	}
-	if s.HeartbeatTTL <= 0 {
-		s.HeartbeatTTL = 10 * time.Second
-	}
-	if s.BidTimeout <= 0 {
-		s.BidTimeout = 5 * time.Second
-	}
+	fill(&s.BidScriptTimeout, d.BidScriptTimeout)
+	fill(&s.ToolTimeout, d.ToolTimeout)
+	fill(&s.MaxConcurrent, d.MaxConcurrent)
+	fill(&s.MaxOutput, d.MaxOutput)
+	fill(&s.MaxPayload, d.MaxPayload)
+	fill(&s.ContextDepth, d.ContextDepth)
+	fill(&s.LeaseTTL, d.LeaseTTL)
+	fill(&s.HeartbeatTTL, d.HeartbeatTTL)
+	fill(&s.BidTimeout, d.BidTimeout)
 	if s.Consumer == "" {
-		s.Consumer = s.Agent
+		s.Consumer = d.Consumer
+	}
+}
+
+// defaultSettings is SettingsFrom for agent configured with nothing but
+// its name.
+func defaultSettings(agent string) Settings {
+	c := config.Default()
+	c.Agents[agent] = config.AgentConfig{}
+	c.ApplyDefaults()
+	d, _ := SettingsFrom(c, agent, "", agent)
+	return d
+}
+
+// fill sets *v to def when *v is zero or negative.
+func fill[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

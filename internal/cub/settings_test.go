@@ -52,3 +52,24 @@ agents:
 		t.Errorf("drain %v, pass-through %v; want 45s and [OPENAI_API_KEY]", set.DrainTimeout, set.EnvironmentFromHost)
 	}
 }
+
+// TestHandBuiltSettingsTakeTheConfigDefaults: a Settings with only an
+// agent's name runs with internal/config's defaults, the same a file
+// naming that agent and nothing else gives.
+func TestHandBuiltSettingsTakeTheConfigDefaults(t *testing.T) {
+	set := Settings{Agent: "writer"}
+	set.applyDefaults()
+	if set.Strategy != string(config.DefaultBiddingStrategy) || set.Role != "writer" || set.Consumer != "writer" ||
+		set.BidScriptTimeout != config.DefaultBidScriptTimeout.Std() || set.ToolTimeout != config.DefaultAgentTimeout.Std() ||
+		set.MaxConcurrent != config.DefaultMaxConcurrent || set.MaxOutput != int(config.DefaultMaxOutputBytes.Int64()) ||
+		set.MaxPayload != int(config.DefaultMaxPayloadBytes.Int64()) || set.ContextDepth != config.DefaultContextDepth ||
+		set.LeaseTTL != config.DefaultLeaseTTL.Std() || set.HeartbeatTTL != config.DefaultAgentHeartbeatTTL.Std() ||
+		set.BidTimeout != config.DefaultBidTimeout.Std() {
+		t.Errorf("hand-built settings after defaults: %+v", set)
+	}
+	kept := Settings{Agent: "writer", ToolTimeout: time.Second, MaxConcurrent: 3}
+	kept.applyDefaults()
+	if kept.ToolTimeout != time.Second || kept.MaxConcurrent != 3 {
+		t.Errorf("set fields replaced: timeout %v, max_concurrent %d", kept.ToolTimeout, kept.MaxConcurrent)
+	}
+}

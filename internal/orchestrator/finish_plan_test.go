@@ -13,13 +13,13 @@ import (
 // TestClaimsCarryAFinishPlan: the claim the creator makes lets its
 // exclusive agent's result complete it in the result's own script, and
 // the orchestrator counts that completion from its queue entry as it
-// counts its own; disable_result_completion leaves it to the orchestrator.
+// counts its own; --disable-result-completion leaves it to the orchestrator.
 func TestClaimsCarryAFinishPlan(t *testing.T) {
 	t.Parallel()
 	for _, off := range []bool{false, true} {
 		name := "in the result"
 		if off {
-			name = "disable_result_completion"
+			name = "--disable-result-completion"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -45,7 +45,7 @@ func TestClaimsCarryAFinishPlan(t *testing.T) {
 			}
 			if off {
 				if got := f.claim(claimID).Status; got != blackboard.ClaimPendingExclusive {
-					t.Fatalf("status %s with disable_result_completion before the orchestrator acted, want pending_exclusive", got)
+					t.Fatalf("status %s with --disable-result-completion before the orchestrator acted, want pending_exclusive", got)
 				}
 				f.advance(claimID)
 				if got := f.claim(claimID).Status; got != blackboard.ClaimComplete {

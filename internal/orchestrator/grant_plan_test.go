@@ -31,14 +31,14 @@ func (f *fixture) bidAsCub(agent string, b blackboard.Bid) {
 
 // TestClaimsCarryAGrantPlan: under a stored leader epoch, the claim the
 // creator makes lets its sole bidder's bid grant it, with the agent's
-// retry policy in the grant; disable_bid_grants leaves it to the
+// retry policy in the grant; --disable-bid-grants leaves it to the
 // orchestrator.
 func TestClaimsCarryAGrantPlan(t *testing.T) {
 	t.Parallel()
 	for _, off := range []bool{false, true} {
 		name := "in the bid"
 		if off {
-			name = "disable_bid_grants"
+			name = "--disable-bid-grants"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -56,7 +56,7 @@ func TestClaimsCarryAGrantPlan(t *testing.T) {
 			cl := f.claim(claimID)
 			if off {
 				if cl.Status != blackboard.ClaimPendingConsensus {
-					t.Fatalf("status %s with disable_bid_grants before the orchestrator acted, want pending_consensus", cl.Status)
+					t.Fatalf("status %s with --disable-bid-grants before the orchestrator acted, want pending_consensus", cl.Status)
 				}
 				f.advance(claimID)
 				cl = f.claim(claimID)

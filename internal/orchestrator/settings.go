@@ -46,7 +46,8 @@ type Settings struct {
 	MaxConcurrentClaims int
 	// NoBidGrants leaves every grant to the orchestrator: claims carry no
 	// GrantPlan, so the last expected bid never grants in its own script
-	// (orchestrator.disable_bid_grants; for comparison and debugging).
+	// (the orchestrator daemon's --disable-bid-grants; for comparison and
+	// debugging).
 	NoBidGrants bool
 	// DecideRuleBids records the claim and exclusive bids that live
 	// agents' rules decide (no bid_script, not reviewers) when a claim is
@@ -56,7 +57,7 @@ type Settings struct {
 	// NoResultCompletion leaves every claim completion to the
 	// orchestrator: claims carry no finish plan, so a result never
 	// completes its claim in its own script
-	// (orchestrator.disable_result_completion).
+	// (the orchestrator daemon's --disable-result-completion).
 	NoResultCompletion bool
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
@@ -66,7 +67,7 @@ type Settings struct {
 	// limit.
 	AgentLimits map[string]int
 	// HeartbeatTTL is how long an agent's replica counts as live after
-	// its beat (for the capacity of its gate); zero means 10s.
+	// its beat (for the capacity of its gate).
 	HeartbeatTTL time.Duration
 	// Retry is each agent's retry policy for tool failures;
 	// ReviewRetry the same for its review grants (retried once unless
@@ -104,23 +105,24 @@ type Settings struct {
 	// Learner names the agent granted a learn claim for every human
 	// rejection; empty: the human's reason is the learning.
 	Learner string
-	// LeaderTTL is the leader lease TTL; zero means 10s.
+	// LeaderTTL is the leader lease TTL (config.DefaultLeaderTTL).
 	LeaderTTL time.Duration
-	// Workers is the number of concurrent claim handlers; zero means 16.
+	// Workers is the number of concurrent claim handlers
+	// (config.DefaultWorkers).
 	Workers int
-	// LivenessRefresh is how often agent heartbeats are re-read; zero
-	// means 5s. A registering agent triggers a read at once, so this only
+	// LivenessRefresh is how often agent heartbeats are re-read
+	// (config.DefaultLivenessRefresh). A registering agent triggers a read at once, so this only
 	// bounds how long a dead agent is still asked to bid (its bids then
 	// time out).
 	LivenessRefresh time.Duration
 	// ReconcileEvery is the period of the safety-net sweep over active
-	// claims and unacknowledged events; zero means 30s.
+	// claims and unacknowledged events
+	// (config.DefaultReconcileEvery).
 	ReconcileEvery time.Duration
-	// ReconcileRate bounds the reconciler's claim reads per second; zero
-	// means 50.
+	// ReconcileRate bounds the reconciler's claim reads per second.
 	ReconcileRate int
 	// DeadLetterAfter is how many failed handlings in a row move a queue
-	// entry to the dead-letter stream; zero means 5.
+	// entry to the dead-letter stream.
 	DeadLetterAfter int
 	// Retention is what the leader's janitor keeps; the zero value keeps
 	// everything.
@@ -133,7 +135,9 @@ type LeaderService struct {
 	Run  func(ctx context.Context) error
 }
 
-// SettingsFrom builds Settings from a loaded, validated config.
+// SettingsFrom builds Settings from a loaded, validated config (or
+// config.Default()). Fields zero in a Settings built by hand take the
+// values SettingsFrom(config.Default()) has when the orchestrator starts.
 func SettingsFrom(c *config.Config) Settings {
 	agents := make(map[string]string, len(c.Agents))
 	rules := make(map[string]bidding.Rules, len(c.Agents))
@@ -170,9 +174,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Approvals:            c.Approvals,
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
-		NoBidGrants:          o.DisableBidGrants,
 		DecideRuleBids:       o.DecideRuleBids,
-		NoResultCompletion:   o.DisableResultCompletion,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,
@@ -183,6 +185,10 @@ func SettingsFrom(c *config.Config) Settings {
 		AdvisoryDeadlines:    deadlines,
 		ReviewRetry:          reviewRetry,
 		HeartbeatTTL:         o.AgentHeartbeatTTL.Std(),
+		LeaderTTL:            config.DefaultLeaderTTL,
+		Workers:              config.DefaultWorkers,
+		LivenessRefresh:      config.DefaultLivenessRefresh,
+		ReconcileEvery:       config.DefaultReconcileEvery,
 		Retention:            RetentionFrom(c.Retention),
 	}
 }
@@ -216,40 +222,30 @@ func (s *Settings) retryPolicy(agent string, kind blackboard.GrantKind) retrypol
 	return p
 }
 
+// applyDefaults fills every zero field that has a default with the one
+// config.Default() gives, so that a Settings built by hand (tests, the
+// bench) runs like one built from a file. MaxReviewIterations stays as it
+// is: zero means unlimited.
 func (s *Settings) applyDefaults() {
-	if s.BidTimeout <= 0 {
-		s.BidTimeout = 5 * time.Second
-	}
-	if s.NoBidTimeout <= 0 {
-		s.NoBidTimeout = config.DefaultNoBidTimeout.Std()
-	}
-	if s.LeaseTTL <= 0 {
-		s.LeaseTTL = 30 * time.Second
-	}
-	if s.MaxGrantAttempts < 1 {
-		s.MaxGrantAttempts = 2
-	}
+	d := SettingsFrom(config.Default())
+	fill(&s.BidTimeout, d.BidTimeout)
+	fill(&s.NoBidTimeout, d.NoBidTimeout)
+	fill(&s.LeaseTTL, d.LeaseTTL)
+	fill(&s.MaxGrantAttempts, d.MaxGrantAttempts)
 	s.ReviewPolicy = s.ReviewPolicy.WithDefaults()
 	s.ReviewClusters.Default = reviewpolicy.Cluster{Name: reviewpolicy.DefaultClusterName, Policy: s.ReviewPolicy}
-	if s.HeartbeatTTL <= 0 {
-		s.HeartbeatTTL = 10 * time.Second
-	}
-	if s.LeaderTTL <= 0 {
-		s.LeaderTTL = 10 * time.Second
-	}
-	if s.Workers <= 0 {
-		s.Workers = 16
-	}
-	if s.LivenessRefresh <= 0 {
-		s.LivenessRefresh = 5 * time.Second
-	}
-	if s.ReconcileRate <= 0 {
-		s.ReconcileRate = 50
-	}
-	if s.DeadLetterAfter <= 0 {
-		s.DeadLetterAfter = 5
-	}
-	if s.ReconcileEvery <= 0 {
-		s.ReconcileEvery = 30 * time.Second
+	fill(&s.HeartbeatTTL, d.HeartbeatTTL)
+	fill(&s.LeaderTTL, d.LeaderTTL)
+	fill(&s.Workers, d.Workers)
+	fill(&s.LivenessRefresh, d.LivenessRefresh)
+	fill(&s.ReconcileRate, d.ReconcileRate)
+	fill(&s.DeadLetterAfter, d.DeadLetterAfter)
+	fill(&s.ReconcileEvery, d.ReconcileEvery)
+}
+
+// fill sets *v to def when *v is zero or negative.
+func fill[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

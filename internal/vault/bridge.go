@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/priority"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -108,10 +109,10 @@ func (b *Bridge) wakeAt(t time.Time) {
 // NewBridge returns a bridge for opt.Path writing through bb.
 func NewBridge(bb *blackboard.Client, opt Options, log zerolog.Logger) *Bridge {
 	if opt.RescanInterval <= 0 {
-		opt.RescanInterval = 30 * time.Second
+		opt.RescanInterval = config.DefaultVaultRescanInterval.Std()
 	}
 	if opt.MaxFileBytes <= 0 {
-		opt.MaxFileBytes = 1 << 20
+		opt.MaxFileBytes = config.DefaultVaultMaxFileBytes.Int64()
 	}
 	b := &Bridge{bb: bb, opt: opt, log: log.With().Str("component", "vault_bridge").Logger(),
 		NowFunc: time.Now, merged: map[string]bool{}, refused: map[string]string{}, memStamp: map[string]string{},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/daemon"
 	"github.com/settdev/sett/internal/idlemem"
 	"github.com/settdev/sett/internal/observability"
@@ -30,8 +31,12 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	fs.SetOutput(logOut)
 	c.Register(fs, daemon.EnvOr("SETT_HTTP_ADDR", ""))
 	id := fs.String("id", daemon.EnvOr("SETT_ORCHESTRATOR_ID", ""), "stable identity of this orchestrator for the leader lease; a restart with the same id takes over at once, so no two live orchestrators may share one (default: <host>/<slot>, unique among live processes on this host)")
-	leaderTTL := fs.Duration("leader-ttl", 10*time.Second, "leader lease TTL: how long a standby waits after the leader stops renewing")
+	leaderTTL := fs.Duration("leader-ttl", config.DefaultLeaderTTL, "leader lease TTL: how long a standby waits after the leader stops renewing")
 	workspace := fs.String("workspace", daemon.EnvOr("SETT_WORKSPACE", "."), "the workspace, where a .sett_stop file pauses the instance (env SETT_WORKSPACE)")
+	debug, err := registerDebugSwitches(fs)
+	if err != nil {
+		return &daemon.UsageError{Err: err}
+	}
 	if err := fs.Parse(args); err != nil {
 		return &daemon.UsageError{Err: err}
 	}
@@ -63,6 +68,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 
 	set := orchestrator.SettingsFrom(cfg)
 	set.LeaderTTL = *leaderTTL
+	set.NoBidGrants, set.NoResultCompletion = *debug.noBidGrants, *debug.noResultCompletion
 	if ws, err := filepath.Abs(*workspace); err == nil {
 		set.StopDirs = append(set.StopDirs, ws)
 	}

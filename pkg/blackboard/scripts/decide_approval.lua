@@ -39,7 +39,9 @@ if denied then
   return denied
 end
 local req = cjson.decode(ARGV[1])
-local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow_id', 'rev')
+-- Every claim has a workflow_id: its absence means there is no claim.
+-- The status is not read: the rev compare below covers it.
+local cur = redis.call('HMGET', KEYS[1], 'workflow_id', 'rev')
 if cur[1] == false then
   return {'NOT_FOUND', 'claim'}
 end
@@ -47,12 +49,12 @@ local head = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if #head > 0 and head[1] ~= req.artefact_id then
   return {'SUPERSEDED', head[1], head[2]}
 end
-local rev = tonumber(cur[3] or '0') or 0
+local rev = tonumber(cur[2] or '0') or 0
 if tostring(rev) ~= tostring(req.rev) then
   return {'CHANGED', tostring(rev)}
 end
 local ts = now_ms()
-local wf_id = cur[2]
+local wf_id = cur[1]
 local reopened = '0'
 local hset = {'HSET', KEYS[1], 'rev', tostring(rev + 1), 'updated_at_ms', tostring(ts)}
 if req.decision ~= '' then
