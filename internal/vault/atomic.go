@@ -85,26 +85,35 @@ func readCurrent(path string) (*Doc, stamp, error) {
 // the read and the write (then it tries again, up to three times, and
 // returns errChanging). A person's edit made since doc was read is kept.
 func updateDoc(path string, doc *Doc) error {
+	_, err := mergeDoc(path, doc)
+	return err
+}
+
+// mergeDoc is updateDoc that also returns the stamp of the content it
+// merged doc's changes into (zero when it wrote nothing): a stamp other
+// than the one doc was read at is an edit made in between, which the
+// merge kept — the caller may want to say so.
+func mergeDoc(path string, doc *Doc) (stamp, error) {
 	if !doc.Changed() {
-		return nil
+		return stamp{}, nil
 	}
 	for i := 0; i < 3; i++ {
 		cur, st, err := readCurrent(path)
 		if err != nil {
-			return err
+			return stamp{}, err
 		}
 		before := string(cur.Render())
 		doc.ReplayOn(cur)
 		out := cur.Render()
 		if string(out) == before {
-			return nil
+			return stamp{}, nil
 		}
 		if now, err := statStamp(path); err != nil || now != st {
 			continue
 		}
-		return writeAtomic(path, out)
+		return st, writeAtomic(path, out)
 	}
-	return errChanging
+	return stamp{}, errChanging
 }
 
 // moveDoc moves from to dir/name with doc's changes applied to from's

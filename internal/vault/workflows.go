@@ -88,9 +88,16 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 				f.Doc.Set("state", state)
 			}
 			if f.Doc.Changed() {
-				if err := updateDoc(p, f.Doc); err != nil {
+				merged, err := mergeDoc(p, f.Doc)
+				if err != nil {
 					errs = append(errs, err)
 				} else {
+					if merged != (stamp{}) && merged != stampOf(f.Info) {
+						// Saved between this pass's read and its write:
+						// the merge kept the edit; say so, as for one
+						// seen at the read.
+						b.noteEdit(p)
+					}
 					b.wrote(p)
 				}
 			}
@@ -272,6 +279,12 @@ func (b *Bridge) noticeEdit(path string, f *vaultFile) {
 	if !ok || prev == st {
 		return
 	}
+	b.noteEdit(path)
+}
+
+// noteEdit puts on the dashboard that a person's edit of the in-flight
+// task file at path is kept.
+func (b *Bridge) noteEdit(path string) {
 	b.log.Info().Str("file", b.rel(path)).Msg("in-flight task file edited by a person; kept")
 	b.note("your edit of " + mdText(b.rel(path)) + " is kept; the running workflow goes on with the text it started with (a new task file starts a new one)")
 }
