@@ -83,6 +83,10 @@ type Options struct {
 	ScaleAgents   []int `json:"scale_agents"`
 	ScaleHops     int   `json:"scale_hops"`
 	ScaleGoals    int   `json:"scale_goals"`
+	// ScaleRestartClaims claims wait in the scheduler (for a
+	// max_concurrent_claims slot) when the orchestrator is killed and
+	// started again. Default 10000.
+	ScaleRestartClaims int `json:"scale_restart_claims"`
 	// AsynqSamples sequential tasks are timed on asynq with a 1 ms poll
 	// interval, AsynqDefaultSamples with its default configuration (about
 	// a second each). Default 300 and 8.
@@ -123,6 +127,7 @@ func DefaultOptions() Options {
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
 		ScaleInFlight: []int{10, 1000, 10000}, ScaleAgents: []int{1, 10, 100}, ScaleHops: 100, ScaleGoals: 200,
+		ScaleRestartClaims: 10000,
 		AsynqSamples: 300, AsynqDefaultSamples: 8,
 	}
 }
@@ -150,6 +155,7 @@ func SmokeOptions() Options {
 		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
 		ScaleInFlight: []int{2, 20}, ScaleAgents: []int{1, 3}, ScaleHops: 3, ScaleGoals: 6,
+		ScaleRestartClaims: 20,
 		AsynqSamples: 3, AsynqDefaultSamples: 1,
 	}
 }
@@ -188,6 +194,7 @@ func (o Options) withDefaults() Options {
 	set(&o.AsynqDefaultSamples, d.AsynqDefaultSamples)
 	set(&o.ScaleHops, d.ScaleHops)
 	set(&o.ScaleGoals, d.ScaleGoals)
+	set(&o.ScaleRestartClaims, d.ScaleRestartClaims)
 	if len(o.ScaleInFlight) == 0 {
 		o.ScaleInFlight = d.ScaleInFlight
 	}

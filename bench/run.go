@@ -166,6 +166,7 @@ func (r *runner) steps() []step {
 		{"asynq", "asynq side by side (bench/asynq)", r.asynqSideBySide},
 		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
 		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
+		{"scale-restart", "scale: orchestrator restart with claims waiting", r.scaleRestart},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }
