@@ -317,9 +317,8 @@ func releasableClaims(c blackboard.SchedulerCounts, limit int) int64 {
 // agent's waiting grants, and the waiting claims in release order — as
 // many as there are free slots, not the whole backlog: with
 // max_concurrent_claims the others would only be re-queued, one script
-// call each, while the scheduler's task holds its worker (10 000 waiting
-// claims held the capacity_freed releases behind it for ≈ 25 s); each
-// claim that ends frees its slot and releases the next.
+// call each, while the scheduler's task holds its worker; each claim
+// that ends frees its slot and releases the next.
 func (l *EventLoop) resume(ctx context.Context) error {
 	for _, agent := range l.dir.Names() {
 		if err := l.bb.RefillAgent(ctx, agent); err != nil {
