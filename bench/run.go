@@ -167,6 +167,7 @@ func (r *runner) steps() []step {
 		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
 		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
 		{"scale-restart", "scale: orchestrator restart with claims waiting", r.scaleRestart},
+		{"scale-reads", "scale: status, hoard and watch catch-up at scale", r.scaleReads},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }
