@@ -3,9 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/settdev/sett/internal/vault"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -73,6 +77,27 @@ func (r *runner) scaleReads(ctx context.Context) error {
 		}
 		watch = append(watch, ms(time.Since(t)))
 	}
+	// The vault: a bridge on a fresh vault; its first pass writes a file
+	// per pending approval, the next ones only refresh Dashboard.md.
+	dir := filepath.Join(r.workDir, "scale-reads-vault")
+	if _, err := vault.Scaffold(dir); err != nil {
+		return err
+	}
+	br := vault.NewBridge(s.BB, vault.Options{Path: dir, RescanInterval: 30 * time.Second}, zerolog.Nop())
+	t = time.Now()
+	if err := br.Sync(ctx); err != nil {
+		return fmt.Errorf("bench: first vault pass: %w", err)
+	}
+	firstPass := time.Since(t)
+	r.progress("scale-reads: first vault pass (a file per pending approval) in %s", firstPass.Round(time.Millisecond))
+	var passes []float64
+	for i := 0; i < r.opts.ScaleReadSamples; i++ {
+		t := time.Now()
+		if err := br.Sync(ctx); err != nil {
+			return fmt.Errorf("bench: vault pass: %w", err)
+		}
+		passes = append(passes, ms(time.Since(t)))
+	}
 	at := fmt.Sprintf("%s workflows in flight, %s artefacts", formatCount(nwf), formatCount(int(total)))
 	f := NewFigure("scale_read_status", "status, "+at, "ms", "runs", status, "")
 	f.Note = fmt.Sprintf("the blackboard reads of `sett status` (internal/cli collectStatus): leader, pause, scheduler counts, CountWorkflows (newest 10 000), GetWorkflows of every running one examined, tokens, "+
@@ -83,6 +108,10 @@ func (r *runner) scaleReads(ctx context.Context) error {
 	r.add(f)
 	f = NewFigure("scale_read_watch_catch_up", "watch catch-up from the stream's start, "+at, "ms", "runs", watch, "")
 	f.Note = fmt.Sprintf("ReadEvents from \"0\" in pages of 1000 until the end: %d events (the stream is capped by events.max_len): grows with the stream, not with the instance", events)
+	r.add(f)
+	f = NewFigure("scale_read_vault_pass", "vault pass (Dashboard.md refresh), "+at, "ms", "passes", passes, "")
+	f.Note = fmt.Sprintf("vault.Bridge.Sync on a fresh vault after its first pass (%s, which wrote a file per pending approval): "+
+		"tasks, approvals, workflows, memories and Dashboard.md, with every parked workflow's approval pending", firstPass.Round(time.Millisecond))
 	r.add(f)
 	return nil
 }
