@@ -48,10 +48,11 @@ var figureOrder = []string{
 	"context_chain_depth_10", "context_chain_feedback_3_reviews",
 	"tool_input_bytes_rework_4_reviews", "tool_input_bytes_rework_4_reviews_no_memory",
 	"hoard_first_page_100k", "resolve_short_id_100k",
+	"scale_read_status", "scale_read_hoard_first_page", "scale_read_watch_catch_up", "scale_read_vault_pass",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
 	"long_idle_rss_orchestrator", "long_idle_rss_cub", "long_idle_cpu_orchestrator", "long_idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
-	"orchestrator_recovery",
+	"orchestrator_recovery", "scale_restart_first_grant", "scale_restart_drain",
 	"vault_file_to_goal", "vault_settled_to_goal", "vault_decision_to_applied",
 	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
