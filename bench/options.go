@@ -90,6 +90,17 @@ type Options struct {
 	ScaleAgents   []int `json:"scale_agents"`
 	ScaleHops     int   `json:"scale_hops"`
 	ScaleGoals    int   `json:"scale_goals"`
+	// ScaleRestartClaims claims wait in the scheduler (for a
+	// max_concurrent_claims slot) when the orchestrator is killed and
+	// started again. Default 10000.
+	ScaleRestartClaims int `json:"scale_restart_claims"`
+	// ScaleReadWorkflows workflows (parked on approvals) and
+	// ScaleReadArtefacts artefacts are seeded before `sett status`, the
+	// hoard's first page and the watch catch-up are timed
+	// ScaleReadSamples times each. Default 10000, 200000 and 5.
+	ScaleReadWorkflows int `json:"scale_read_workflows"`
+	ScaleReadArtefacts int `json:"scale_read_artefacts"`
+	ScaleReadSamples   int `json:"scale_read_samples"`
 	// AsynqSamples sequential tasks are timed on asynq with a 1 ms poll
 	// interval, AsynqDefaultSamples with its default configuration (about
 	// a second each). Default 300 and 8.
@@ -131,6 +142,8 @@ func DefaultOptions() Options {
 		RetentionWorkflows: 10000,
 		TopologyHopSamples: 300, TopologyThroughputRounds: 6,
 		ScaleInFlight: []int{10, 1000, 10000}, ScaleAgents: []int{1, 10, 100}, ScaleHops: 100, ScaleGoals: 200,
+		ScaleRestartClaims: 10000,
+		ScaleReadWorkflows: 10000, ScaleReadArtefacts: 200000, ScaleReadSamples: 5,
 		AsynqSamples: 300, AsynqDefaultSamples: 8,
 	}
 }
@@ -159,6 +172,8 @@ func SmokeOptions() Options {
 		RetentionWorkflows: 200,
 		TopologyHopSamples: 3, TopologyThroughputRounds: 1,
 		ScaleInFlight: []int{2, 20}, ScaleAgents: []int{1, 3}, ScaleHops: 3, ScaleGoals: 6,
+		ScaleRestartClaims: 20,
+		ScaleReadWorkflows: 20, ScaleReadArtefacts: 200, ScaleReadSamples: 2,
 		AsynqSamples: 3, AsynqDefaultSamples: 1,
 	}
 }
@@ -200,6 +215,10 @@ func (o Options) withDefaults() Options {
 	set(&o.AsynqDefaultSamples, d.AsynqDefaultSamples)
 	set(&o.ScaleHops, d.ScaleHops)
 	set(&o.ScaleGoals, d.ScaleGoals)
+	set(&o.ScaleRestartClaims, d.ScaleRestartClaims)
+	set(&o.ScaleReadWorkflows, d.ScaleReadWorkflows)
+	set(&o.ScaleReadArtefacts, d.ScaleReadArtefacts)
+	set(&o.ScaleReadSamples, d.ScaleReadSamples)
 	if len(o.ScaleInFlight) == 0 {
 		o.ScaleInFlight = d.ScaleInFlight
 	}

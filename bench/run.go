@@ -49,10 +49,11 @@ var figureOrder = []string{
 	"tool_input_bytes_rework_4_reviews", "tool_input_bytes_rework_4_reviews_no_memory",
 	"hoard_first_page_100k", "resolve_short_id_100k",
 	"console_workflow_page_500", "console_list_page_100k", "console_list_filtered_100k", "console_hop_no_clients", "console_hop_with_clients",
+	"scale_read_status", "scale_read_hoard_first_page", "scale_read_watch_catch_up", "scale_read_vault_pass",
 	"idle_rss_orchestrator", "idle_rss_cub", "idle_cpu_orchestrator", "idle_cpu_cub",
 	"long_idle_rss_orchestrator", "long_idle_rss_cub", "long_idle_cpu_orchestrator", "long_idle_cpu_cub",
 	"llm_agent_start_to_request", "llm_agent_response_to_output", "llm_agent_overhead",
-	"orchestrator_recovery",
+	"orchestrator_recovery", "scale_restart_first_grant", "scale_restart_drain",
 	"vault_file_to_goal", "vault_settled_to_goal", "vault_decision_to_applied",
 	"retention_memory_off", "retention_memory_on", "retention_events_length",
 }
@@ -168,6 +169,8 @@ func (r *runner) steps() []step {
 		{"asynq", "asynq side by side (bench/asynq)", r.asynqSideBySide},
 		{"scale-inflight", "scale: a fresh goal with N workflows in flight", r.scaleInFlight},
 		{"scale-agents", "scale: a fresh goal with M agents alive", r.scaleAgents},
+		{"scale-restart", "scale: orchestrator restart with claims waiting", r.scaleRestart},
+		{"scale-reads", "scale: status, hoard and watch catch-up at scale", r.scaleReads},
 		{"idle-long", "RSS and CPU after a long idle", r.longIdle},
 	}
 }

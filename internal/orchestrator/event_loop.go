@@ -286,29 +286,50 @@ func escalationDoc(ev blackboard.Event) map[string]any {
 // freed: as many as there are free slots (the grant script itself keeps
 // the strict order, so advancing one too many only re-queues it).
 func (l *EventLoop) releaseWaiting(ctx context.Context) error {
-	counts, err := l.bb.CountScheduler(ctx)
-	if err != nil {
+	free, err := l.releasable(ctx)
+	if err != nil || free <= 0 {
 		return err
-	}
-	free := counts.Waiting
-	if limit := int64(l.advancer.set.MaxConcurrentClaims); limit > 0 {
-		free = min(free, limit-counts.Running)
-	}
-	if free <= 0 {
-		return nil
 	}
 	return l.advanceWaiting(ctx, min(free, 512))
 }
 
-// resume releases what waited while the instance was paused: the waiting
-// claims in release order and every agent's waiting grants.
+// releasable is how many waiting claims a free slot awaits: all of them
+// without orchestrator.max_concurrent_claims, else the free slots.
+func (l *EventLoop) releasable(ctx context.Context) (int64, error) {
+	counts, err := l.bb.CountScheduler(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return releasableClaims(counts, l.advancer.set.MaxConcurrentClaims), nil
+}
+
+// releasableClaims is how many of the waiting claims the slots let go:
+// every one without a limit (0), else no more than the free slots.
+func releasableClaims(c blackboard.SchedulerCounts, limit int) int64 {
+	free := c.Waiting
+	if limit > 0 {
+		free = min(free, int64(limit)-c.Running)
+	}
+	return max(free, 0)
+}
+
+// resume releases what waited while the instance was paused: every
+// agent's waiting grants, and the waiting claims in release order — as
+// many as there are free slots, not the whole backlog: with
+// max_concurrent_claims the others would only be re-queued, one script
+// call each, while the scheduler's task holds its worker; each claim
+// that ends frees its slot and releases the next.
 func (l *EventLoop) resume(ctx context.Context) error {
 	for _, agent := range l.dir.Names() {
 		if err := l.bb.RefillAgent(ctx, agent); err != nil {
 			return err
 		}
 	}
-	return l.advanceWaiting(ctx, 0)
+	free, err := l.releasable(ctx)
+	if err != nil || free <= 0 {
+		return err
+	}
+	return l.advanceWaiting(ctx, free)
 }
 
 // advanceWaiting advances up to n waiting claims (all when n <= 0) in

@@ -47,6 +47,8 @@ func (b *Bridge) approvals(ctx context.Context, learned map[string]blackboard.Le
 		if err != nil {
 			return pending, err
 		}
+		var files []*vaultFile
+		var arts []string
 		for _, name := range names {
 			p := filepath.Join(dir, name)
 			f, reason := readFile(b.opt.Path, dir, name, b.opt.MaxFileBytes)
@@ -64,7 +66,18 @@ func (b *Bridge) approvals(ctx context.Context, learned map[string]blackboard.Le
 			}
 			delete(b.refused, p)
 			seen[art] = true
-			if err := b.decideFile(ctx, folder, f, learned); err != nil {
+			files, arts = append(files, f), append(arts, blackboard.DeriveID("claim", art))
+		}
+		// The claims of the folder's files in one pipelined read, for the
+		// files nobody decided (most of them, every pass): one GetClaim
+		// each was a round trip per pending approval per pass.
+		claims, err := b.bb.GetClaims(ctx, arts)
+		if err != nil {
+			return pending, err
+		}
+		for i, f := range files {
+			p := f.Path
+			if err := b.decideFile(ctx, folder, f, claims[i], learned); err != nil {
 				if ctx.Err() != nil {
 					return pending, ctx.Err()
 				}
@@ -165,7 +178,8 @@ func fence(payload string) string {
 }
 
 // decideFile applies what a person did with an approval file in folder.
-func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, learned map[string]blackboard.Learning) error {
+// read is the file's claim as read with its folder's files (nil: none).
+func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, read *blackboard.Claim, learned map[string]blackboard.Learning) error {
 	d := f.Doc
 	art := d.Get("artefact_id")
 	status := strings.ToLower(d.Get("approval_status"))
@@ -195,15 +209,18 @@ func (b *Bridge) decideFile(ctx context.Context, folder string, f *vaultFile, le
 	case status == StatusRejected || isWord(d.Get("decision"), "reject", "rejected"):
 		want = blackboard.ApprovalRejected
 	}
-	cl, err := b.bb.GetClaim(ctx, blackboard.DeriveID("claim", art))
-	if err != nil && !errors.Is(err, blackboard.ErrNotFound) {
-		return err
-	}
 	if want == "" {
+		cl := read
 		if folder == NeedsHumanReview {
 			return b.reviewWaiting(f, cl)
 		}
 		return b.undecided(f, cl)
+	}
+	// A decision: the claim as it is now, for telling a repeat from a
+	// refusal.
+	cl, err := b.bb.GetClaim(ctx, blackboard.DeriveID("claim", art))
+	if err != nil && !errors.Is(err, blackboard.ErrNotFound) {
+		return err
 	}
 	by := firstOf(d.Get("decided_by"), d.Get("approved_by"), d.Get("rejected_by"))
 	reason := ""

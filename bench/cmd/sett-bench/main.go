@@ -37,6 +37,7 @@ func run(ctx context.Context, args []string) int {
 		"); nothing is written unless -results is given")
 	scaleInFlight := fs.String("scale-inflight", "", "comma-separated workflows in flight for the scale-inflight step, increasing (default 10,1000,10000)")
 	scaleAgents := fs.String("scale-agents", "", "comma-separated agents alive for the scale-agents step (default 1,10,100)")
+	readArtefacts := fs.Int("scale-read-artefacts", 0, "artefacts stored for the scale-reads step (default 200000; 1000000 seeds for ≈ 1.5–3 min)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +62,13 @@ func run(ctx context.Context, args []string) int {
 			return 2
 		}
 		*l.dst = levels
+	}
+	if *readArtefacts < 0 {
+		fmt.Fprintf(os.Stderr, "sett-bench: -scale-read-artefacts %d: give a positive count (0 for the default)\n", *readArtefacts)
+		return 2
+	}
+	if *readArtefacts > 0 {
+		opts.ScaleReadArtefacts = *readArtefacts
 	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {
