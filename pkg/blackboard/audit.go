@@ -92,21 +92,7 @@ func (c *Client) ClaimOutputs(ctx context.Context, claimIDs []string) ([]map[str
 	if len(claimIDs) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := c.op(ctx)
-	defer cancel()
-	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.MapStringStringCmd, len(claimIDs))
-	for i, id := range claimIDs {
-		cmds[i] = pipe.HGetAll(ctx, c.keys.Outputs(id))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("blackboard: read claim outputs: %w", err)
-	}
-	out := make([]map[string]string, len(claimIDs))
-	for i, cmd := range cmds {
-		out[i] = cmd.Val()
-	}
-	return out, nil
+	return c.hgetAllEach(ctx, claimIDs, c.keys.Outputs, "claim outputs")
 }
 
 // WorkflowCounts counts workflows by status.

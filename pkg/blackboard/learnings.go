@@ -89,26 +89,7 @@ func (c *Client) Learnings(ctx context.Context) ([]Learning, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blackboard: read learnings index: %w", err)
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	vals, err := c.rdb.HMGet(octx, c.keys.Learnings(), ids...).Result()
-	if err != nil {
-		return nil, fmt.Errorf("blackboard: read learnings: %w", err)
-	}
-	out := make([]Learning, 0, len(ids))
-	for i, v := range vals {
-		s, ok := v.(string)
-		if !ok {
-			continue
-		}
-		var l Learning
-		if err := json.Unmarshal([]byte(s), &l); err != nil {
-			return nil, fmt.Errorf("%w: learning %s: %v", ErrCorrupt, ids[i], err)
-		}
-		out = append(out, l)
-	}
-	return out, nil
+	return c.readLearnings(octx, ids)
 }
 
 // ToolMemory is what every tool receives besides its claim: the learnings

@@ -20,7 +20,16 @@ func (c *Client) GetLearnings(ctx context.Context, ids []string) ([]Learning, er
 	}
 	octx, cancel := c.op(ctx)
 	defer cancel()
-	vals, err := c.rdb.HMGet(octx, c.keys.Learnings(), ids...).Result()
+	return c.readLearnings(octx, ids)
+}
+
+// readLearnings reads the learnings with the given ids in one HMGET,
+// skipping ids with none, in the order of ids.
+func (c *Client) readLearnings(ctx context.Context, ids []string) ([]Learning, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := c.rdb.HMGet(ctx, c.keys.Learnings(), ids...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("blackboard: read learnings: %w", err)
 	}
