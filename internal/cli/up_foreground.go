@@ -39,7 +39,9 @@ func stayInForeground(cmd *cobra.Command, rt runtime.Runtime, rec *instance.Reco
 	if err := rt.Down(context.WithoutCancel(cmd.Context()), rec, false); err != nil {
 		return errors.Join(waitErr, fmt.Errorf("stop instance %s: %w", rec.Name, err))
 	}
-	if err := instance.Remove(rec.Workspace, rec.Name); err != nil {
+	// Remembered as stopped, as `sett down` leaves it: `sett list` shows it
+	// and the next start (the service's, or `sett up`) reuses it.
+	if err := instance.MarkStopped(rec.Workspace, rec.Name, time.Now()); err != nil {
 		return errors.Join(waitErr, err)
 	}
 	if waitErr != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -134,7 +135,14 @@ func SandboxMain(args []string) int {
 			return fail(fmt.Errorf("re-enter %s: %w", req.Workspace, err))
 		}
 	} else if wd, err := os.Getwd(); err == nil {
-		if err := os.Chdir(wd); err != nil {
+		// Without a workspace the caller's directory is only where it
+		// happened to be; under /tmp (private in the sandbox) or a hidden
+		// path it is not there any more, and the tool starts in / instead.
+		err := os.Chdir(wd)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.Chdir("/")
+		}
+		if err != nil {
 			return fail(fmt.Errorf("re-enter %s: %w", wd, err))
 		}
 	}
