@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/stacktest"
 )
 
@@ -97,13 +98,13 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 	}
 
 	// Every service has a healthcheck, and every one turns healthy.
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		out, err := run(time.Minute, "docker-compose", "ps")
-		if err != nil {
+	var out string
+	var rows, healthy int
+	if !eventually.Within(3*time.Minute, func() bool {
+		if out, err = run(time.Minute, "docker-compose", "ps"); err != nil {
 			t.Fatalf("docker-compose ps: %v", err)
 		}
-		rows, healthy := 0, 0
+		rows, healthy = 0, 0
 		for _, line := range strings.Split(out, "\n") {
 			if !strings.Contains(line, "_1 ") {
 				continue
@@ -113,16 +114,12 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 				healthy++
 			}
 		}
-		if rows == 7 && healthy == rows {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 3 minutes %d of %d services are healthy (want redis, the orchestrator, 4 agents and the console):\n%s", healthy, rows, out)
-		}
-		time.Sleep(time.Second) // polling the containers' health, with the deadline above
+		return rows == 7 && healthy == rows
+	}) {
+		t.Fatalf("after 3 minutes %d of %d services are healthy (want redis, the orchestrator, 4 agents and the console):\n%s", healthy, rows, out)
 	}
 
-	out, err := run(time.Minute, bin.Sett, "--no-color", "status")
+	out, err = run(time.Minute, bin.Sett, "--no-color", "status")
 	if err != nil || !strings.Contains(out, "compose project sett-") || !strings.Contains(out, "Instance   compose") {
 		t.Fatalf("sett status from the compose directory: %v", err)
 	}

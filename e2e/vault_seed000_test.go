@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/docker"
@@ -134,15 +135,9 @@ func TestVaultSeed000OnDocker(t *testing.T) {
 		t.Errorf("the vault changed owner to %d", uid)
 	}
 
-	deadline := time.Now().Add(4 * time.Minute)
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(200 * time.Millisecond) // polling the vault, a condition with a deadline
-		}
+		eventually.True(t, 4*time.Minute, what, cond)
 	}
 	read := func(p string) string { b, _ := os.ReadFile(p); return string(b) }
 	pendingFile := func() string {

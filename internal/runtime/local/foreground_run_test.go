@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/stacktest"
 )
@@ -73,22 +74,21 @@ func (r *foregroundRun) exit(t *testing.T) int {
 // ready, and returns the record.
 func (r *foregroundRun) waitUp(t *testing.T, ws, name string) *instance.Record {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		rec, err := instance.Load(ws, name)
-		if err == nil && ready(rec.Components["orchestrator"].HTTPAddr) && strings.Contains(r.output(), "Staying in the foreground") {
-			return rec
-		}
+	var rec *instance.Record
+	up := eventually.Within(2*time.Minute, func() bool {
 		select {
 		case err := <-r.done:
 			t.Fatalf("sett up --foreground exited (%v) before the instance was up:\n%s", err, r.output())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the instance did not come up:\n%s", r.output())
-		}
-		time.Sleep(100 * time.Millisecond) // polling readiness with a deadline
+		var err error
+		rec, err = instance.Load(ws, name)
+		return err == nil && ready(rec.Components["orchestrator"].HTTPAddr) && strings.Contains(r.output(), "Staying in the foreground")
+	})
+	if !up {
+		t.Fatalf("the instance did not come up:\n%s", r.output())
 	}
+	return rec
 }
 
 // downEverywhere checks that nothing of rec runs any more and its record

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/fakellm"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/stacktest"
@@ -66,15 +67,9 @@ func TestVaultSeed000OutOfTheBox(t *testing.T) {
 	run("up", "--runtime", "local", "--name", spec.Name)
 
 	vault := filepath.Join(ws, "vault")
-	deadline := time.Now().Add(3 * time.Minute)
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(50 * time.Millisecond) // polling the vault, a condition with a deadline
-		}
+		eventually.True(t, 3*time.Minute, what, cond)
 	}
 	pendingFile := func() string {
 		m, _ := filepath.Glob(filepath.Join(vault, "Pending_Approval", "*.md"))

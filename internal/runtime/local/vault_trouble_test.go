@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/orchestrator"
 	"github.com/settdev/sett/internal/runtime"
@@ -59,15 +60,10 @@ func readStatus(t *testing.T, run func(args ...string) string) statusJSON {
 	return s
 }
 
-// poll waits, against a deadline, until cond holds.
+// poll waits, until deadline, for cond to hold.
 func poll(t *testing.T, deadline time.Time, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond) // polling a condition with a deadline
-	}
+	eventually.True(t, time.Until(deadline), what, cond)
 }
 
 // orchestratorMetric reads one unlabelled sample from the orchestrator's
@@ -210,11 +206,7 @@ func TestResumeDeletesTheStopFileAndStaysResumed(t *testing.T) {
 	// (orchestrator's stopFileRecheck, 5 s) besides watching them: over
 	// two of those periods the instance must stay resumed. This watches a
 	// window; it waits for nothing to happen.
-	window := time.Now().Add(11 * time.Second)
-	for time.Now().Before(window) {
-		if readStatus(t, run).Paused {
-			t.Fatal("the instance paused again after sett resume deleted the stop file")
-		}
-		time.Sleep(250 * time.Millisecond) // sampling the window
+	if eventually.Within(11*time.Second, func() bool { return readStatus(t, run).Paused }) {
+		t.Fatal("the instance paused again after sett resume deleted the stop file")
 	}
 }
