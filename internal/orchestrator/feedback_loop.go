@@ -89,43 +89,24 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 	}
 
 	feedbackID := blackboard.DeriveID("feedback-claim", cl.ID)
-	_, _, err := a.bb.CreateClaim(ctx, blackboard.NewClaim{
-		Claim: &blackboard.Claim{
-			ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID,
-			Status:                blackboard.ClaimPendingAssignment,
-			GrantedExclusiveAgent: producer,
-			AdditionalContextIDs:  reviewIDs,
-			ParentClaimID:         cl.ID,
-			Iteration:             iteration + 1,
-			Attempts:              1,
-		},
-		AddsItem: true,
-		Counts:   true,
-		TimerIn:  a.set.LeaseTTL + leaseMargin,
-		Grants:   map[string]string{producer: "1"},
-		Inbox:    []blackboard.InboxMessage{a.grantMessage(&blackboard.Claim{ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID}, producer, blackboard.GrantFeedback, "1")},
-		Events: []blackboard.Event{{
-			Type: blackboard.EventFeedbackClaimCreated, WorkflowID: cl.WorkflowID, ClaimID: feedbackID,
-			ArtefactID: target.ID, Agent: producer,
-			Fields: reworkFields(map[string]string{
-				"iteration": strconv.Itoa(iteration + 1), "parent_claim_id": cl.ID,
-				"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(target.Version),
-			}, target, producer, fellBack),
-		}},
-		Epoch: a.epoch(),
-	})
-	switch {
-	case err == nil:
-		a.m.ClaimsCreated.Inc()
-		a.m.FeedbackIterations.Inc()
-		a.m.Grants.WithLabelValues("feedback").Inc()
-		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+	created, err := a.createReworkClaim(ctx, &blackboard.Claim{
+		ID: feedbackID, ArtefactID: target.ID, WorkflowID: cl.WorkflowID,
+		Status:                blackboard.ClaimPendingAssignment,
+		GrantedExclusiveAgent: producer,
+		AdditionalContextIDs:  reviewIDs,
+		ParentClaimID:         cl.ID,
+		Iteration:             iteration + 1,
+		Attempts:              1,
+	}, producer, reworkFields(map[string]string{
+		"iteration": strconv.Itoa(iteration + 1), "parent_claim_id": cl.ID,
+		"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(target.Version),
+	}, target, producer, fellBack))
+	if err != nil {
+		return err
+	}
+	if created {
 		a.log.Info().Str("claim_id", feedbackID).Str("parent_claim_id", cl.ID).Str("agent", producer).
 			Int("iteration", iteration+1).Str("event", string(blackboard.EventFeedbackClaimCreated)).Msg("feedback claim created")
-	case errors.Is(err, blackboard.ErrExists):
-		// Created before a crash or by an earlier delivery of this event.
-	default:
-		return err
 	}
 	failpoint.Hit("feedback-claim-created")
 	reason := fmt.Sprintf("Terminated due to negative review feedback. See artefacts: [%s]", strings.Join(reviewIDs, ", "))
@@ -173,4 +154,36 @@ func orNone(s string) string {
 		return "no recorded agent"
 	}
 	return s
+}
+
+// createReworkClaim creates the feedback claim c, granted to producer at
+// once (the rework of c.ArtefactID), with its feedback_claim_created
+// event carrying fields; created is false when it existed already (made
+// before a crash, or by an earlier delivery of the same event).
+func (a *ClaimAdvancer) createReworkClaim(ctx context.Context, c *blackboard.Claim, producer string, fields map[string]string) (created bool, err error) {
+	_, _, err = a.bb.CreateClaim(ctx, blackboard.NewClaim{
+		Claim:    c,
+		AddsItem: true,
+		Counts:   true,
+		TimerIn:  a.set.LeaseTTL + leaseMargin,
+		Grants:   map[string]string{producer: "1"},
+		Inbox: []blackboard.InboxMessage{a.grantMessage(&blackboard.Claim{ID: c.ID, ArtefactID: c.ArtefactID, WorkflowID: c.WorkflowID},
+			producer, blackboard.GrantFeedback, "1")},
+		Events: []blackboard.Event{{
+			Type: blackboard.EventFeedbackClaimCreated, WorkflowID: c.WorkflowID, ClaimID: c.ID,
+			ArtefactID: c.ArtefactID, Agent: producer, Fields: fields,
+		}},
+		Epoch: a.epoch(),
+	})
+	switch {
+	case err == nil:
+		a.m.ClaimsCreated.Inc()
+		a.m.FeedbackIterations.Inc()
+		a.m.Grants.WithLabelValues("feedback").Inc()
+		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+		return true, nil
+	case errors.Is(err, blackboard.ErrExists):
+		return false, nil
+	}
+	return false, err
 }

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -134,47 +133,27 @@ func (a *ClaimAdvancer) replan(ctx context.Context, b *phaseBoundary, cluster re
 		}
 	}
 	feedbackID := replanClaimID(cl.ID)
-	grant := &blackboard.Claim{ID: feedbackID, ArtefactID: upstream.ID, WorkflowID: cl.WorkflowID}
-	_, _, err = a.bb.CreateClaim(ctx, blackboard.NewClaim{
-		Claim: &blackboard.Claim{
-			ID: feedbackID, ArtefactID: upstream.ID, WorkflowID: cl.WorkflowID, ArtefactType: upstream.Type,
-			Status:                blackboard.ClaimPendingAssignment,
-			Kind:                  blackboard.ClaimFeedback,
-			GrantedExclusiveAgent: producer,
-			AdditionalContextIDs:  reviewIDs,
-			ParentClaimID:         cl.ID,
-			Iteration:             upstream.Version,
-			Attempts:              1,
-			ReviewDecision:        textcut.Bytes(replanMark(cluster.Name)+line, 4000),
-		},
-		AddsItem: true,
-		Counts:   true,
-		TimerIn:  a.set.LeaseTTL + leaseMargin,
-		Grants:   map[string]string{producer: "1"},
-		Inbox:    []blackboard.InboxMessage{a.grantMessage(grant, producer, blackboard.GrantFeedback, "1")},
-		Events: []blackboard.Event{{
-			Type: blackboard.EventFeedbackClaimCreated, WorkflowID: cl.WorkflowID, ClaimID: feedbackID,
-			ArtefactID: upstream.ID, Agent: producer,
-			Fields: reworkFields(map[string]string{
-				"iteration": strconv.Itoa(upstream.Version), "parent_claim_id": cl.ID,
-				"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(upstream.Version),
-				"replan": "true", "cluster": cluster.Name, "failed_artefact_id": b.target.ID,
-			}, upstream, producer, fellBack),
-		}},
-		Epoch: a.epoch(),
-	})
-	switch {
-	case err == nil:
-		a.m.ClaimsCreated.Inc()
-		a.m.FeedbackIterations.Inc()
-		a.m.Grants.WithLabelValues("feedback").Inc()
-		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+	created, err := a.createReworkClaim(ctx, &blackboard.Claim{
+		ID: feedbackID, ArtefactID: upstream.ID, WorkflowID: cl.WorkflowID, ArtefactType: upstream.Type,
+		Status:                blackboard.ClaimPendingAssignment,
+		Kind:                  blackboard.ClaimFeedback,
+		GrantedExclusiveAgent: producer,
+		AdditionalContextIDs:  reviewIDs,
+		ParentClaimID:         cl.ID,
+		Iteration:             upstream.Version,
+		Attempts:              1,
+		ReviewDecision:        textcut.Bytes(replanMark(cluster.Name)+line, 4000),
+	}, producer, reworkFields(map[string]string{
+		"iteration": strconv.Itoa(upstream.Version), "parent_claim_id": cl.ID,
+		"review_ids": strings.Join(reviewIDs, ","), "target_version": strconv.Itoa(upstream.Version),
+		"replan": "true", "cluster": cluster.Name, "failed_artefact_id": b.target.ID,
+	}, upstream, producer, fellBack))
+	if err != nil {
+		return err
+	}
+	if created {
 		a.log.Info().Str("claim_id", feedbackID).Str("parent_claim_id", cl.ID).Str("agent", producer).
 			Str("replanned", upstream.ID).Str("event", string(blackboard.EventFeedbackClaimCreated)).Msg("replan claim created")
-	case errors.Is(err, blackboard.ErrExists):
-		// Created before a crash or by an earlier delivery of this event.
-	default:
-		return err
 	}
 	failpoint.Hit("replan-claim-created")
 	reason := fmt.Sprintf("Sent back for a replan to %s (%s v%d): %s", producer, upstream.Type, upstream.Version, d.Reason)
