@@ -42,31 +42,16 @@ func (b *Bridge) approvals(ctx context.Context, learned map[string]blackboard.Le
 	seen := map[string]bool{}
 	var errs []error
 	for _, folder := range approvalFolders {
-		dir := filepath.Join(b.opt.Path, folder)
-		names, err := b.listMD(folder)
+		files, err := b.filesNaming(folder, "artefact_id",
+			"no artefact_id in the frontmatter: only files Sett wrote to Pending_Approval/ can be decided (delete a broken one and Sett writes it again)")
 		if err != nil {
 			return pending, err
 		}
-		var files []*vaultFile
-		var arts []string
-		for _, name := range names {
-			p := filepath.Join(dir, name)
-			f, reason := readFile(b.opt.Path, dir, name, b.opt.MaxFileBytes)
-			if reason != "" {
-				b.refuse(p, reason)
-				continue
-			}
-			if f == nil {
-				continue
-			}
+		arts := make([]string, len(files))
+		for i, f := range files {
 			art := f.Doc.Get("artefact_id")
-			if art == "" {
-				b.refuse(p, "no artefact_id in the frontmatter: only files Sett wrote to Pending_Approval/ can be decided (delete a broken one and Sett writes it again)")
-				continue
-			}
-			delete(b.refused, p)
 			seen[art] = true
-			files, arts = append(files, f), append(arts, blackboard.DeriveID("claim", art))
+			arts[i] = blackboard.DeriveID("claim", art)
 		}
 		// The claims of the folder's files in one pipelined read, for the
 		// files nobody decided (most of them, every pass): one GetClaim

@@ -437,6 +437,39 @@ func (b *Bridge) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// filesNaming reads folder's Markdown files and returns those whose
+// frontmatter names key, the id that ties a file Sett wrote to the
+// blackboard. A file it cannot read safely, or one that names no key, is
+// refused with the reason (missing for the latter), so the person sees
+// why Sett does not act on it; a file that reads well loses an earlier
+// refusal.
+func (b *Bridge) filesNaming(folder, key, missing string) ([]*vaultFile, error) {
+	dir := filepath.Join(b.opt.Path, folder)
+	names, err := b.listMD(folder)
+	if err != nil {
+		return nil, err
+	}
+	var files []*vaultFile
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		f, reason := readFile(b.opt.Path, dir, name, b.opt.MaxFileBytes)
+		if reason != "" {
+			b.refuse(p, reason)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		if f.Doc.Get(key) == "" {
+			b.refuse(p, missing)
+			continue
+		}
+		delete(b.refused, p)
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 // listMD returns the names of the entries of a vault folder that are not
 // ignored, sorted.
 func (b *Bridge) listMD(dir string) ([]string, error) {

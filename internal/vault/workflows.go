@@ -38,29 +38,14 @@ func (b *Bridge) workflows(ctx context.Context, pending []blackboard.ApprovalReq
 	if ps, err := b.bb.GetPauseState(ctx); err == nil {
 		paused = ps.Paused
 	}
-	dir := filepath.Join(b.opt.Path, InProgress)
-	names, err := b.listMD(InProgress)
+	files, err := b.filesNaming(InProgress, "workflow_id", "no workflow_id in the frontmatter: put new tasks in Needs_Action/")
 	if err != nil {
 		return nil, err
 	}
 	var running []runningTask
 	var errs []error
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		f, reason := readFile(b.opt.Path, dir, name, b.opt.MaxFileBytes)
-		if reason != "" {
-			b.refuse(p, reason)
-			continue
-		}
-		if f == nil {
-			continue
-		}
-		wfID := f.Doc.Get("workflow_id")
-		if wfID == "" {
-			b.refuse(p, "no workflow_id in the frontmatter: put new tasks in Needs_Action/")
-			continue
-		}
-		delete(b.refused, p)
+	for _, f := range files {
+		p, name, wfID := f.Path, f.Name, f.Doc.Get("workflow_id")
 		b.noticeEdit(p, f)
 		wf, err := b.bb.GetWorkflow(ctx, wfID)
 		if errors.Is(err, blackboard.ErrNotFound) {
