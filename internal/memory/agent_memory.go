@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/settdev/sett/internal/jsonkind"
 )
 
 // Limits that ParseAgentMemory enforces.
@@ -145,7 +147,7 @@ func readObject(raw json.RawMessage, path string, allowed []string, p *problems)
 		p.add(path, "%s is not valid JSON", path)
 		return nil, false
 	}
-	if k := jsonKind(raw); k != "object" {
+	if k := jsonkind.Of(raw); k != "object" {
 		p.add(path, "%s is a JSON %s; it must be an object", path, k)
 		return nil, false
 	}
@@ -184,7 +186,7 @@ func readObject(raw json.RawMessage, path string, allowed []string, p *problems)
 			continue
 		}
 		seen[key] = true
-		if jsonKind(v) != "null" {
+		if jsonkind.Of(v) != "null" {
 			fields[key] = v
 		}
 	}
@@ -216,8 +218,8 @@ func parseStatus(v json.RawMessage, p *problems) (Status, string) {
 // str decodes a JSON string, reporting another kind under field.
 func str(v json.RawMessage, field string, p *problems) (string, bool) {
 	var s string
-	if k := jsonKind(v); k != "string" || json.Unmarshal(v, &s) != nil {
-		p.add(field, "%s is a JSON %s; it must be a string", field, jsonKind(v))
+	if k := jsonkind.Of(v); k != "string" || json.Unmarshal(v, &s) != nil {
+		p.add(field, "%s is a JSON %s; it must be a string", field, jsonkind.Of(v))
 		return "", false
 	}
 	return s, true
@@ -244,8 +246,8 @@ func checkLen(field, s string, p *problems) {
 // item in messages.
 func textList(v json.RawMessage, field, what string, p *problems) []string {
 	var items []json.RawMessage
-	if k := jsonKind(v); k != "array" || json.Unmarshal(v, &items) != nil {
-		p.add(field, "%s is a JSON %s; it must be a list of strings, one %s each", field, jsonKind(v), what)
+	if k := jsonkind.Of(v); k != "array" || json.Unmarshal(v, &items) != nil {
+		p.add(field, "%s is a JSON %s; it must be a list of strings, one %s each", field, jsonkind.Of(v), what)
 		return nil
 	}
 	out := make([]string, 0, len(items))
@@ -272,14 +274,14 @@ func textList(v json.RawMessage, field, what string, p *problems) []string {
 // artifactIndex decodes the artifact index: objects or line-form strings.
 func artifactIndex(v json.RawMessage, p *problems) []ArtifactEntry {
 	var items []json.RawMessage
-	if k := jsonKind(v); k != "array" || json.Unmarshal(v, &items) != nil {
-		p.add(fieldArtifactIndex, `artifact_index is a JSON %s; it must be a list of entries, each {"path": "design.md", "sections": ["§API"], "note": "..."} or "design.md — §API (note)"`, jsonKind(v))
+	if k := jsonkind.Of(v); k != "array" || json.Unmarshal(v, &items) != nil {
+		p.add(fieldArtifactIndex, `artifact_index is a JSON %s; it must be a list of entries, each {"path": "design.md", "sections": ["§API"], "note": "..."} or "design.md — §API (note)"`, jsonkind.Of(v))
 		return nil
 	}
 	out := make([]ArtifactEntry, 0, len(items))
 	for i, item := range items {
 		f := fmt.Sprintf("%s[%d]", fieldArtifactIndex, i)
-		switch jsonKind(item) {
+		switch jsonkind.Of(item) {
 		case "string":
 			s, _ := str(item, f, p)
 			e, ok := parseEntryLine(s)
@@ -294,7 +296,7 @@ func artifactIndex(v json.RawMessage, p *problems) []ArtifactEntry {
 				out = append(out, e)
 			}
 		default:
-			p.add(f, `%s is a JSON %s; it must be an object {"path", "sections", "note"} or a string "path — §Section (note)"`, f, jsonKind(item))
+			p.add(f, `%s is a JSON %s; it must be an object {"path", "sections", "note"} or a string "path — §Section (note)"`, f, jsonkind.Of(item))
 		}
 	}
 	if len(out) == 0 {
@@ -318,7 +320,7 @@ func entryObject(v json.RawMessage, f string, p *problems) (ArtifactEntry, bool)
 		p.add(f+".path", "%s.path is missing or empty; name the artefact file", f)
 	}
 	if raw, ok := fields["sections"]; ok {
-		switch jsonKind(raw) {
+		switch jsonkind.Of(raw) {
 		case "string":
 			// One string of pointers, as in the line form.
 			s, _ := str(raw, f+".sections", p)
@@ -342,27 +344,5 @@ func checkEntryLen(f string, e ArtifactEntry, p *problems) {
 	checkLen(f+".path", e.Path, p)
 	for i, s := range e.Sections {
 		checkLen(fmt.Sprintf("%s.sections[%d]", f, i), s, p)
-	}
-}
-
-// jsonKind names the kind of a JSON value from its first byte.
-func jsonKind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/settdev/sett/internal/jsonkind"
 )
 
 // Limits that ParseOutput applies to a tool's output.
@@ -149,8 +151,8 @@ func ParseOutput(stdout []byte, claimType ClaimType, maxPayload int) (Output, er
 	}
 	if raw, ok := fields[fieldRetryable]; ok {
 		var b bool
-		if jsonKind(raw) != "boolean" || json.Unmarshal(raw, &b) != nil {
-			p.add(fieldRetryable, fmt.Sprintf("retryable is a JSON %s; it must be true or false", jsonKind(raw)))
+		if jsonkind.Of(raw) != "boolean" || json.Unmarshal(raw, &b) != nil {
+			p.add(fieldRetryable, fmt.Sprintf("retryable is a JSON %s; it must be true or false", jsonkind.Of(raw)))
 		} else {
 			out.Retryable = &b
 		}
@@ -194,7 +196,7 @@ func singleObject(stdout []byte) (json.RawMessage, error) {
 			"stdout is not JSON (%s); the tool must print one JSON object on stdout and write its logs to stderr; stdout begins with %s",
 			describeSyntaxError(err, lead), quoteHead(doc, 200))}
 	}
-	if k := jsonKind(first); k != "object" {
+	if k := jsonkind.Of(first); k != "object" {
 		return nil, &OutputError{Reason: fmt.Sprintf(
 			"stdout holds a JSON %s, not an object; the tool must print one JSON object such as {\"artefact_type\": \"Plan\", \"artefact_payload\": \"...\"}; stdout begins with %s",
 			k, quoteHead(doc, 200))}
@@ -290,7 +292,7 @@ func splitFields(obj json.RawMessage) (map[string]json.RawMessage, *problems) {
 			unknown = append(unknown, key)
 			continue
 		}
-		if jsonKind(val) != "null" {
+		if jsonkind.Of(val) != "null" {
 			fields[key] = val
 		}
 	}
@@ -360,7 +362,7 @@ func suggestField(name string) string {
 // problem that says what the field holds and what it should hold (want
 // completes "must be a string ...").
 func (p *problems) str(field string, raw json.RawMessage, want string) (string, bool) {
-	if k := jsonKind(raw); k != "string" {
+	if k := jsonkind.Of(raw); k != "string" {
 		if want != "" {
 			want = " " + want
 		}
@@ -378,7 +380,7 @@ func (p *problems) str(field string, raw json.RawMessage, want string) (string, 
 // payload returns artefact_payload: a string as it is, an object or array as
 // compact JSON text. Other kinds are recorded as problems.
 func (p *problems) payload(raw json.RawMessage) string {
-	switch k := jsonKind(raw); k {
+	switch k := jsonkind.Of(raw); k {
 	case "string":
 		s, _ := p.str(fieldArtefactPayload, raw, "")
 		return s
@@ -394,7 +396,7 @@ func (p *problems) payload(raw json.RawMessage) string {
 // memory returns the tool's memory object as compact JSON, or records a
 // problem when it is not an object.
 func (p *problems) memory(raw json.RawMessage) json.RawMessage {
-	if k := jsonKind(raw); k != "object" {
+	if k := jsonkind.Of(raw); k != "object" {
 		p.add(fieldMemory, fmt.Sprintf(
 			"memory is a JSON %s; it must be a JSON object (status, key_findings, highest_severity, decisions, artifact_index) or be left out", k))
 		return nil
@@ -405,7 +407,7 @@ func (p *problems) memory(raw json.RawMessage) json.RawMessage {
 // usage decodes the usage object: a model name and two non-negative token
 // counts.
 func (p *problems) usage(raw json.RawMessage) *Usage {
-	if k := jsonKind(raw); k != "object" {
+	if k := jsonkind.Of(raw); k != "object" {
 		p.add(fieldUsage, fmt.Sprintf(
 			"usage is a JSON %s; it must be an object such as {\"model\": \"gpt-4o\", \"input_tokens\": 812, \"output_tokens\": 95}", k))
 		return nil
@@ -421,14 +423,14 @@ func (p *problems) usage(raw json.RawMessage) *Usage {
 		switch key {
 		case "model":
 			var s string
-			if jsonKind(v) != "string" || json.Unmarshal(v, &s) != nil || len(s) > 200 {
+			if jsonkind.Of(v) != "string" || json.Unmarshal(v, &s) != nil || len(s) > 200 {
 				p.add(fieldUsage, "usage.model must be a string of at most 200 bytes")
 				ok = false
 			}
 			u.Model = s
 		case "input_tokens", "output_tokens":
 			var n int64
-			if jsonKind(v) != "number" || json.Unmarshal(v, &n) != nil || n < 0 || n > MaxUsageTokens {
+			if jsonkind.Of(v) != "number" || json.Unmarshal(v, &n) != nil || n < 0 || n > MaxUsageTokens {
 				p.add(fieldUsage, fmt.Sprintf("usage.%s must be a whole number between 0 and %d", key, int64(MaxUsageTokens)))
 				ok = false
 			}
@@ -497,28 +499,6 @@ func (p *problems) checkStructuralType(st string) {
 	p.add(fieldStructuralType, fmt.Sprintf(
 		"structural_type %s is not allowed; use one of %s, or leave it out for a standard artefact",
 		quoteHead([]byte(st), 60), strings.Join(outputStructuralTypes, ", ")))
-}
-
-// jsonKind names the kind of a valid JSON value from its first byte.
-func jsonKind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, jsonSpace)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
 }
 
 // compactJSON returns raw (valid JSON) without insignificant whitespace.
