@@ -147,8 +147,11 @@ func TestUpFailureLeavesNothingBehind(t *testing.T) {
 	}{
 		{"cub exits at start", `echo "sett-cub: simulated failure" >&2; exit 2`, 0,
 			[]string{"(sett-cub): exited 3 times without becoming ready (last: exit status 2)", "simulated failure"}},
-		{"cub never ready", `echo "sett-cub: hanging" >&2; exec sleep 600`, 2 * time.Second,
-			[]string{"not ready after 2s", "hanging"}},
+		// The deadline covers Redis and the orchestrator becoming ready
+		// before the cub starts; 15 s leaves a loaded machine room to get
+		// that far (2 s did not), so the cub's own log is in the error.
+		{"cub never ready", `echo "sett-cub: hanging" >&2; exec sleep 600`, 15 * time.Second,
+			[]string{"not ready after 15s", "hanging"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
