@@ -12,6 +12,7 @@ import (
 
 	"github.com/settdev/sett/internal/daemon/cubd"
 	"github.com/settdev/sett/internal/daemon/orchestratord"
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/redistest"
 )
 
@@ -38,7 +39,7 @@ func benchInProcess(b *testing.B, agents int, concurrent bool) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root, err := findRepoRoot()
+	root, err := daemonproc.RepoRoot()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,34 +70,32 @@ func benchInProcess(b *testing.B, agents int, concurrent bool) {
 	s := &stack{Name: sp.name, Instance: "bench-in-process", Dir: dir, Redis: redisSrv}
 	common := []string{"--config", config, "--instance", s.Instance, "--redis-url", redisSrv.URL(), "--log-format", "json"}
 	var wg sync.WaitGroup
-	start := func(name string, run func(context.Context, []string, *os.File) error, args ...string) *daemonProcess {
+	// start runs a daemon on a goroutine and waits until it is ready.
+	start := func(name string, run func(context.Context, []string, *os.File) error, args ...string) {
 		port, err := redistest.FreePort()
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := &daemonProcess{Name: name, HTTPAddr: "127.0.0.1:" + strconv.Itoa(port), LogPath: logs.Name()}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := run(ctx, append(append([]string{"--http-addr", p.HTTPAddr}, common...), args...), logs); err != nil && ctx.Err() == nil {
+			if err := run(ctx, append(append([]string{"--http-addr", addr}, common...), args...), logs); err != nil && ctx.Err() == nil {
 				b.Errorf("%s: %v", name, err)
 			}
 		}()
-		return p
+		if err := daemonproc.WaitAddrReady(ctx, addr, 30*time.Second); err != nil {
+			b.Fatalf("%s: %v (log %s)", name, err, logs.Name())
+		}
 	}
 	runCub := func(ctx context.Context, args []string, out *os.File) error { return cubd.Run(ctx, args, out) }
 	runOrch := func(ctx context.Context, args []string, out *os.File) error {
 		return orchestratord.Run(ctx, args, out)
 	}
 	for _, a := range sp.agents {
-		p := start("cub-"+a.name, runCub, "--agent", a.name, "--workspace", dir, "--consumer", a.name)
-		if err := p.waitReady(ctx, 30*time.Second); err != nil {
-			b.Fatal(err)
-		}
+		start("cub-"+a.name, runCub, "--agent", a.name, "--workspace", dir, "--consumer", a.name)
 	}
-	if err := start("orchestrator", runOrch, "--id", "in-process").waitReady(ctx, 30*time.Second); err != nil {
-		b.Fatal(err)
-	}
+	start("orchestrator", runOrch, "--id", "in-process")
 	if err := s.connect(ctx); err != nil {
 		b.Fatal(err)
 	}

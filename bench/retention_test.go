@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/stacktest"
 )
 
 // TestRetentionScenario runs only the retention scenario (real daemons,
@@ -21,7 +23,7 @@ func TestRetentionScenario(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("BENCH_RETENTION_WORKFLOWS")); err == nil && n > 0 {
 		opts.RetentionWorkflows = n
 	}
-	opts.Progress = testLog{t}
+	opts.Progress = stacktest.LogWriter(t)
 	workDir := t.TempDir()
 	if d := os.Getenv("BENCH_KEEP_DIR"); d != "" {
 		workDir = d

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/settdev/sett/internal/daemonproc"
 )
 
 // scenarioRunner is a runner for one scenario on the real daemons, built
@@ -12,7 +14,7 @@ func scenarioRunner(ctx context.Context, t *testing.T, opts Options, workDir str
 	t.Helper()
 	r := &runner{opts: opts, workDir: workDir, figures: map[string]Figure{}, report: &Report{Options: opts}}
 	var err error
-	if r.root, err = findRepoRoot(); err != nil {
+	if r.root, err = daemonproc.RepoRoot(); err != nil {
 		t.Fatal(err)
 	}
 	if r.bins, err = buildBinaries(ctx, r.root, filepath.Join(r.workDir, "bin")); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/stacktest"
 )
 
 // TestLongIdleReadsAfterTheWholeWindow: the long-idle step reads its
@@ -18,7 +20,7 @@ func TestLongIdleReadsAfterTheWholeWindow(t *testing.T) {
 	defer cancel()
 	opts := SmokeOptions().withDefaults()
 	opts.LongIdle = 3 * time.Second
-	opts.Progress = testLog{t}
+	opts.Progress = stacktest.LogWriter(t)
 	r := scenarioRunner(ctx, t, opts, t.TempDir())
 	var err error
 	if r.longIdleStack, err = r.startLongIdle(ctx); err != nil {

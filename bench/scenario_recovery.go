@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -24,11 +25,12 @@ func (r *runner) recovery(ctx context.Context) error {
 	// Run the orchestrator as `sett up` does, without --id: its identity
 	// is then the default one (host and lock slot, internal/daemon/orchestratord).
 	s.Orchestrator.Stop(5 * time.Second)
-	o := s.Orchestrator
-	if s.Orchestrator, err = startDaemon(o.Name, o.argv[:1], o.env, o.dir); err != nil {
+	spec := s.Orchestrator.Spec()
+	spec.Argv = spec.Argv[:1]
+	if s.Orchestrator, err = daemonproc.Start(spec); err != nil {
 		return err
 	}
-	if err := s.Orchestrator.waitReady(ctx, 30*time.Second); err != nil {
+	if err := s.Orchestrator.WaitReady(ctx, 30*time.Second); err != nil {
 		return err
 	}
 	if _, _, _, err := s.RunGoal(ctx, "warm-up before the first crash"); err != nil {
@@ -37,14 +39,14 @@ func (r *runner) recovery(ctx context.Context) error {
 	var values []float64
 	for i := 0; i < r.opts.RecoverySamples; i++ {
 		old := s.Orchestrator
-		_ = syscall.Kill(old.Pid(), syscall.SIGKILL)
+		_ = old.Signal(syscall.SIGKILL)
 		killed := time.Now()
-		<-old.exited
+		<-old.Exited()
 		id, _, err := s.PostGoal(ctx, fmt.Sprintf("after crash %d", i))
 		if err != nil {
 			return err
 		}
-		if s.Orchestrator, err = startDaemon(old.Name, old.argv, old.env, old.dir); err != nil {
+		if s.Orchestrator, err = daemonproc.Start(old.Spec()); err != nil {
 			return err
 		}
 		if _, err := s.WaitCompleted(ctx, id); err != nil {

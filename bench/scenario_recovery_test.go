@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/stacktest"
 )
 
 // TestRecoveryScenario runs the orchestrator recovery scenario alone on
@@ -18,7 +20,7 @@ func TestRecoveryScenario(t *testing.T) {
 	defer cancel()
 	opts := SmokeOptions().withDefaults()
 	opts.RecoverySamples = 3
-	opts.Progress = testLog{t}
+	opts.Progress = stacktest.LogWriter(t)
 	r := scenarioRunner(ctx, t, opts, t.TempDir())
 	if err := r.recovery(ctx); err != nil {
 		t.Fatal(err)

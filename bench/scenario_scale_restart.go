@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -48,13 +49,13 @@ func (r *runner) scaleRestart(ctx context.Context) error {
 	r.progress("scale-restart: %d claims waiting for a slot in %s", n, time.Since(t).Round(time.Millisecond))
 
 	old := s.Orchestrator
-	_ = syscall.Kill(old.Pid(), syscall.SIGKILL)
-	<-old.exited
+	_ = old.Signal(syscall.SIGKILL)
+	<-old.Exited()
 	if _, err := s.BB.Resume(ctx, "bench", blackboard.ControlFromCLI); err != nil {
 		return err
 	}
 	started := time.Now()
-	if s.Orchestrator, err = startDaemon(old.Name, old.argv, old.env, old.dir); err != nil {
+	if s.Orchestrator, err = daemonproc.Start(old.Spec()); err != nil {
 		return err
 	}
 	deadline := started.Add(3 * time.Minute)

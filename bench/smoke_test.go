@@ -8,15 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/stacktest"
 )
-
-// testLog sends the harness's progress lines to the test log.
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
 
 // TestSmoke runs the whole harness — the real daemons, the no-op tool and
 // redis-server — with tiny sample counts, so that `make test` keeps it
@@ -28,7 +22,7 @@ func TestSmoke(t *testing.T) {
 	}
 	opts := SmokeOptions()
 	opts.WorkDir = t.TempDir()
-	opts.Progress = testLog{t}
+	opts.Progress = stacktest.LogWriter(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, opts)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -64,8 +65,8 @@ type stack struct {
 	Counter *clientCounter
 	Watcher *eventWatcher
 
-	Orchestrator *daemonProcess
-	Cubs         []*daemonProcess
+	Orchestrator *daemonproc.Process
+	Cubs         []*daemonproc.Process
 	// Proxies by process name, when the stack is proxied.
 	Proxies map[string]*RoundTripProxy
 }
@@ -169,15 +170,15 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 		if err != nil {
 			return nil, err
 		}
-		p, err := startDaemon("cub-"+a.name, []string{r.bins.Cub, "--agent", a.name, "--workspace", s.Dir,
-			"--consumer", s.Instance + "-" + a.name}, env(url), s.Dir)
+		p, err := daemonproc.Start(daemonproc.Spec{Name: "cub-" + a.name, Argv: []string{r.bins.Cub, "--agent", a.name,
+			"--workspace", s.Dir, "--consumer", s.Instance + "-" + a.name}, Env: env(url), Dir: s.Dir})
 		if err != nil {
 			return nil, err
 		}
 		s.Cubs = append(s.Cubs, p)
 	}
 	for _, p := range s.Cubs {
-		if err := p.waitReady(ctx, 30*time.Second); err != nil {
+		if err := p.WaitReady(ctx, 30*time.Second); err != nil {
 			return nil, err
 		}
 	}
@@ -185,11 +186,11 @@ func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err er
 	if err != nil {
 		return nil, err
 	}
-	if s.Orchestrator, err = startDaemon("orchestrator", []string{r.bins.Orchestrator, "--id", s.Instance + "-orchestrator"},
-		env(url), s.Dir); err != nil {
+	if s.Orchestrator, err = daemonproc.Start(daemonproc.Spec{Name: "orchestrator",
+		Argv: []string{r.bins.Orchestrator, "--id", s.Instance + "-orchestrator"}, Env: env(url), Dir: s.Dir}); err != nil {
 		return nil, err
 	}
-	if err := s.Orchestrator.waitReady(ctx, 30*time.Second); err != nil {
+	if err := s.Orchestrator.WaitReady(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
 	if sp.topology != nil {
@@ -228,11 +229,11 @@ func (s *stack) connect(ctx context.Context) error {
 }
 
 // Processes returns the daemons, orchestrator first.
-func (s *stack) Processes() []*daemonProcess {
+func (s *stack) Processes() []*daemonproc.Process {
 	if s.Orchestrator == nil {
 		return s.Cubs
 	}
-	return append([]*daemonProcess{s.Orchestrator}, s.Cubs...)
+	return append([]*daemonproc.Process{s.Orchestrator}, s.Cubs...)
 }
 
 // PostGoal writes a goal and returns its id and the host time right after
@@ -276,7 +277,7 @@ func (s *stack) Close() {
 	var wg sync.WaitGroup
 	for _, p := range s.Processes() {
 		wg.Add(1)
-		go func(p *daemonProcess) { defer wg.Done(); p.Stop(50 * time.Millisecond) }(p)
+		go func(p *daemonproc.Process) { defer wg.Done(); p.Stop(50 * time.Millisecond) }(p)
 	}
 	wg.Wait()
 	for _, p := range s.Proxies {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -84,8 +84,8 @@ type campaign struct {
 	proxy  *toxiproxy.Proxy
 	bb     *blackboard.Client
 	rdb    *redis.Client
-	orch   *process
-	cubs   []*process
+	orch   *daemonproc.Process
+	cubs   []*daemonproc.Process
 	stamps string
 	// cubDeaths maps the pid of each cub a fault killed to when it was
 	// reaped (Unix ns), for the double-run check.
@@ -115,8 +115,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	root := opts.RepoRoot
 	if root == "" {
-		if root, err = findRepoRoot(); err != nil {
-			return Report{}, err
+		if root, err = daemonproc.RepoRoot(); err != nil {
+			return Report{}, fmt.Errorf("chaos: %w: run from the repository", err)
 		}
 	}
 	c.progress("building the daemons and the chaos tool in %s", c.dir)
@@ -145,15 +145,12 @@ func (c *campaign) progress(format string, args ...any) {
 
 // build compiles the orchestrator, the cub and the chaos tool.
 func (c *campaign) build(ctx context.Context, root string) error {
-	bin := filepath.Join(c.dir, "bin")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", "./cmd/orchestrator", "./cmd/cub", "./chaos/cmd/sett-chaos-tool")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("chaos: go build: %w\n%s", err, out)
+	paths, err := daemonproc.Build(ctx, root, filepath.Join(c.dir, "bin"), daemonproc.Target{Pkg: "./cmd/orchestrator"},
+		daemonproc.Target{Pkg: "./cmd/cub"}, daemonproc.Target{Pkg: "./chaos/cmd/sett-chaos-tool"})
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
 	}
-	c.bins = map[string]string{"orchestrator": filepath.Join(bin, "orchestrator"), "cub": filepath.Join(bin, "cub"),
-		"tool": filepath.Join(bin, "sett-chaos-tool")}
+	c.bins = map[string]string{"orchestrator": paths[0], "cub": paths[1], "tool": paths[2]}
 	return nil
 }
 
@@ -238,25 +235,39 @@ func (c *campaign) start(ctx context.Context) error {
 		{"author", "author-1"}, {"reviewer-a", "reviewer-a-1"}, {"reviewer-b", "reviewer-b-1"},
 		{"coder", "coder-1"}, {"coder", "coder-2"},
 	} {
-		p := newProcess("cub-"+cub.consumer, []string{c.bins["cub"], "--agent", cub.agent, "--workspace", c.dir,
-			"--consumer", cub.consumer}, env, c.dir)
-		if err := p.start(ctx); err != nil {
+		p, err := daemonproc.New(daemonproc.Spec{Name: "cub-" + cub.consumer, Argv: []string{c.bins["cub"], "--agent", cub.agent,
+			"--workspace", c.dir, "--consumer", cub.consumer}, Env: env, Dir: c.dir})
+		if err != nil {
 			return err
 		}
 		c.cubs = append(c.cubs, p)
+		if err := startReady(ctx, p); err != nil {
+			return err
+		}
 	}
 	// No --id: a restarted orchestrator is a new process, as under the
 	// runtimes, and waits for the dead one's leader lease to expire.
-	c.orch = newProcess("orchestrator", []string{c.bins["orchestrator"]}, env, c.dir)
-	return c.orch.start(ctx)
+	if c.orch, err = daemonproc.New(daemonproc.Spec{Name: "orchestrator", Argv: []string{c.bins["orchestrator"]}, Env: env, Dir: c.dir}); err != nil {
+		return err
+	}
+	return startReady(ctx, c.orch)
+}
+
+// startReady (re)starts a daemon and waits until it answers /readyz; a
+// loaded machine may take long to start five cubs.
+func startReady(ctx context.Context, p *daemonproc.Process) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return p.WaitReady(ctx, 60*time.Second)
 }
 
 func (c *campaign) close() {
 	if c.orch != nil {
-		c.orch.kill()
+		c.orch.KillGroup()
 	}
 	for _, p := range c.cubs {
-		p.kill()
+		p.KillGroup()
 	}
 	if c.proxy != nil {
 		c.proxy.Stop()
@@ -328,18 +339,18 @@ func (c *campaign) inject(ctx context.Context, kind FaultKind) error {
 	c.injected[kind]++
 	switch kind {
 	case KillOrchestrator:
-		c.orch.kill()
-		if err := c.orch.start(ctx); err != nil {
+		c.orch.KillGroup()
+		if err := startReady(ctx, c.orch); err != nil {
 			return err
 		}
 	case KillCub:
 		p := c.cubs[c.rng.IntN(len(c.cubs))]
-		pid := p.pid()
-		p.kill()
-		// kill returns once the cub is reaped: the kernel sent its tools
-		// their parent-death SIGKILL before that.
+		pid := p.Pid()
+		p.KillGroup()
+		// KillGroup returns once the cub is reaped: the kernel sent its
+		// tools their parent-death SIGKILL before that.
 		c.cubDeaths[pid] = time.Now().UnixNano()
-		if err := p.start(ctx); err != nil {
+		if err := startReady(ctx, p); err != nil {
 			return err
 		}
 	case KillRedis:
@@ -368,13 +379,12 @@ func (c *campaign) inject(ctx context.Context, kind FaultKind) error {
 		}
 	case FreezeCub:
 		p := c.cubs[c.rng.IntN(len(c.cubs))]
-		pid := p.pid()
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			return fmt.Errorf("chaos: freeze %s: %w", p.name, err)
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("chaos: freeze: %w", err)
 		}
 		serr := sleep(ctx, 2500*time.Millisecond)
-		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-			return fmt.Errorf("chaos: thaw %s: %w", p.name, err)
+		if err := p.Signal(syscall.SIGCONT); err != nil {
+			return fmt.Errorf("chaos: thaw: %w", err)
 		}
 		if serr != nil {
 			return serr
@@ -492,21 +502,4 @@ func cutAOFTail(dir string, n int64) error {
 		return fmt.Errorf("chaos: %w", err)
 	}
 	return os.Truncate(newest, max(0, st.Size()-n))
-}
-
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("chaos: no go.mod above the working directory: run from the repository")
-		}
-		dir = parent
-	}
 }

@@ -6,14 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/settdev/sett/internal/stacktest"
 )
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
 
 // TestSmoke runs a short seeded campaign (20 workflows, 5 faults) on the
 // real daemons and redis-server, as `make test` and `make chaos-smoke`
@@ -27,7 +22,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts.WorkDir = t.TempDir()
-	opts.Progress = testLog{t}
+	opts.Progress = stacktest.LogWriter(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, opts)

@@ -65,7 +65,7 @@ func (c *campaign) check(ctx context.Context) (Report, error) {
 		}
 	}
 	for _, p := range append(c.cubs, c.orch) {
-		r.UnexpectedExits += p.unexpectedExits()
+		r.UnexpectedExits += p.UnexpectedExits()
 	}
 	if err := c.retention(ctx, &r); err != nil {
 		return r, err

@@ -26,7 +26,7 @@ type Options struct {
 	WorkDir     string
 	KeepWorkDir bool
 	// RepoRoot is the module root to build from; empty: found from the
-	// working directory.
+	// working directory (daemonproc.RepoRoot).
 	RepoRoot string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer

@@ -119,6 +119,24 @@ func (a *App) Connect(ctx context.Context) (*blackboard.Client, *instance.Record
 	return a.ConnectAs(ctx, instance.AccessHuman)
 }
 
+// withBlackboard connects to the instance's blackboard as Connect does,
+// runs fn with the client and closes the client when fn returns: the
+// frame of the commands that read or write the blackboard. It returns
+// the connection's error or fn's.
+func (a *App) withBlackboard(ctx context.Context, fn func(*blackboard.Client) error) error {
+	return a.withBlackboardAs(ctx, instance.AccessHuman, fn)
+}
+
+// withBlackboardAs is withBlackboard connected as access (ConnectAs).
+func (a *App) withBlackboardAs(ctx context.Context, access instance.Access, fn func(*blackboard.Client) error) error {
+	bb, _, err := a.ConnectAs(ctx, access)
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+	return fn(bb)
+}
+
 // ConnectAs is Connect with the Redis user a command needs, when the
 // runtime created the instance's ACL users (the record names them): the
 // people's user by default, the read-only user for commands that only

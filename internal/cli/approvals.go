@@ -49,26 +49,23 @@ oldest first, with when each expires. Decide one with 'sett approve ID' or
 			if err := checkFormat(output, "table", "json"); err != nil {
 				return err
 			}
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			reqs, err := bb.PendingApprovals(cmd.Context())
-			if err != nil {
-				return err
-			}
-			views := make([]approvalView, len(reqs))
-			for i, r := range reqs {
-				views[i] = approvalView{ArtefactID: r.ArtefactID, ClaimID: r.ClaimID, WorkflowID: r.WorkflowID,
-					Type: r.ArtefactType, Version: r.Version, ProducedByRole: r.ProducedByRole,
-					ProducedByAgent: r.ProducedByAgent, Summary: r.Summary,
-					RequestedAtMs: r.RequestedAtMs, ExpiresAtMs: r.ExpiresAtMs}
-			}
-			if output == "json" {
-				return writeJSONIndent(cmd.OutOrStdout(), views)
-			}
-			return writeApprovalsTable(cmd.OutOrStdout(), styleFor(app), views)
+			return app.withBlackboard(cmd.Context(), func(bb *blackboard.Client) error {
+				reqs, err := bb.PendingApprovals(cmd.Context())
+				if err != nil {
+					return err
+				}
+				views := make([]approvalView, len(reqs))
+				for i, r := range reqs {
+					views[i] = approvalView{ArtefactID: r.ArtefactID, ClaimID: r.ClaimID, WorkflowID: r.WorkflowID,
+						Type: r.ArtefactType, Version: r.Version, ProducedByRole: r.ProducedByRole,
+						ProducedByAgent: r.ProducedByAgent, Summary: r.Summary,
+						RequestedAtMs: r.RequestedAtMs, ExpiresAtMs: r.ExpiresAtMs}
+				}
+				if output == "json" {
+					return writeJSONIndent(cmd.OutOrStdout(), views)
+				}
+				return writeApprovalsTable(cmd.OutOrStdout(), styleFor(app), views)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
@@ -197,61 +194,58 @@ func runDecision(cmd *cobra.Command, app *App, ref string, decision blackboard.A
 		return err
 	}
 	ctx := cmd.Context()
-	bb, _, err := app.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer bb.Close()
-	artefactID, err := resolveDecisionTarget(ctx, bb, ref)
-	if err != nil {
-		return err
-	}
-	by := strings.TrimSpace(f.by)
-	if by == "" {
-		by = app.env("USER")
-	}
-	since, err := bb.LastEventID(ctx)
-	if err != nil {
-		return err
-	}
-	err = bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: artefactID, Decision: decision, By: by,
-		Channel: blackboard.ChannelCLI, Reason: f.reason, ReasonOptional: f.reasonOptional})
-	if err != nil {
-		return decisionError(ctx, bb, artefactID, err)
-	}
-	claimID := blackboard.DeriveID("claim", artefactID)
-	cl, applied, err := waitApplied(ctx, bb, claimID, since, f.wait)
-	if err != nil {
-		return err
-	}
-	if f.output == "json" {
-		return writeJSONIndent(cmd.OutOrStdout(), decisionResult{ArtefactID: artefactID, ClaimID: claimID,
-			WorkflowID: cl.WorkflowID, Decision: string(decision), By: by, Applied: applied, ClaimStatus: string(cl.Status)})
-	}
-	a, err := bb.GetArtefact(ctx, artefactID)
-	if err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	verb := "Approved"
-	if decision == blackboard.ApprovalRejected {
-		verb = "Rejected"
-	}
-	fmt.Fprintf(w, "%s %s v%d (%s) of workflow %s.\n", verb, a.Type, a.Version, blackboard.ShortID(a.ID), blackboard.ShortID(a.WorkflowID))
-	switch {
-	case !applied:
-		fmt.Fprintf(w, "The decision is recorded; the orchestrator has not acted on it yet (is it running? `sett status`).\n")
-	case decision == blackboard.ApprovalApproved:
-		fmt.Fprintf(w, "The agents are asked to bid on it now (claim %s).\n", blackboard.ShortID(claimID))
-	case cl.FeedbackClaimID != "":
-		fmt.Fprintf(w, "It goes back to its producer for a rework with your reason as feedback (claim %s).\n", blackboard.ShortID(cl.FeedbackClaimID))
-	default:
-		fmt.Fprintf(w, "%s\n", oneLine(cl.TerminationReason))
-	}
-	if decision == blackboard.ApprovalRejected {
-		fmt.Fprintln(w, "Sett learns from this rejection: see Agent_Memory.md in the vault, or `sett learnings`.")
-	}
-	return nil
+	return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+		artefactID, err := resolveDecisionTarget(ctx, bb, ref)
+		if err != nil {
+			return err
+		}
+		by := strings.TrimSpace(f.by)
+		if by == "" {
+			by = app.env("USER")
+		}
+		since, err := bb.LastEventID(ctx)
+		if err != nil {
+			return err
+		}
+		err = bb.DecideApproval(ctx, blackboard.Decision{ArtefactID: artefactID, Decision: decision, By: by,
+			Channel: blackboard.ChannelCLI, Reason: f.reason, ReasonOptional: f.reasonOptional})
+		if err != nil {
+			return decisionError(ctx, bb, artefactID, err)
+		}
+		claimID := blackboard.DeriveID("claim", artefactID)
+		cl, applied, err := waitApplied(ctx, bb, claimID, since, f.wait)
+		if err != nil {
+			return err
+		}
+		if f.output == "json" {
+			return writeJSONIndent(cmd.OutOrStdout(), decisionResult{ArtefactID: artefactID, ClaimID: claimID,
+				WorkflowID: cl.WorkflowID, Decision: string(decision), By: by, Applied: applied, ClaimStatus: string(cl.Status)})
+		}
+		a, err := bb.GetArtefact(ctx, artefactID)
+		if err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		verb := "Approved"
+		if decision == blackboard.ApprovalRejected {
+			verb = "Rejected"
+		}
+		fmt.Fprintf(w, "%s %s v%d (%s) of workflow %s.\n", verb, a.Type, a.Version, blackboard.ShortID(a.ID), blackboard.ShortID(a.WorkflowID))
+		switch {
+		case !applied:
+			fmt.Fprintf(w, "The decision is recorded; the orchestrator has not acted on it yet (is it running? `sett status`).\n")
+		case decision == blackboard.ApprovalApproved:
+			fmt.Fprintf(w, "The agents are asked to bid on it now (claim %s).\n", blackboard.ShortID(claimID))
+		case cl.FeedbackClaimID != "":
+			fmt.Fprintf(w, "It goes back to its producer for a rework with your reason as feedback (claim %s).\n", blackboard.ShortID(cl.FeedbackClaimID))
+		default:
+			fmt.Fprintf(w, "%s\n", oneLine(cl.TerminationReason))
+		}
+		if decision == blackboard.ApprovalRejected {
+			fmt.Fprintln(w, "Sett learns from this rejection: see Agent_Memory.md in the vault, or `sett learnings`.")
+		}
+		return nil
+	})
 }
 
 // resolveDecisionTarget expands ref (an artefact id or prefix, or a claim

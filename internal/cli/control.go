@@ -36,22 +36,19 @@ Creating a .sett_stop file in the workspace (or the vault) does the same;
 'sett resume' deletes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			changed, err := bb.Pause(cmd.Context(), decider(app, by), reason, blackboard.ControlFromCLI)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if !changed {
-				fmt.Fprintln(out, "Already paused; `sett status` says since when and why.")
+			return app.withBlackboard(cmd.Context(), func(bb *blackboard.Client) error {
+				changed, err := bb.Pause(cmd.Context(), decider(app, by), reason, blackboard.ControlFromCLI)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if !changed {
+					fmt.Fprintln(out, "Already paused; `sett status` says since when and why.")
+					return nil
+				}
+				fmt.Fprintln(out, "Paused: no new grants from now on; running tools finish. `sett resume` continues.")
 				return nil
-			}
-			fmt.Fprintln(out, "Paused: no new grants from now on; running tools finish. `sett resume` continues.")
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (shown by `sett status`)")
@@ -66,31 +63,28 @@ func newResumeCmd(app *App) *cobra.Command {
 		Short: "Lift a pause: what waited is granted, highest priority first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			// A stop file is a pause of its own: resuming while it exists
-			// would leave the file and the instance disagreeing, so the
-			// resume deletes it first (or refuses, saying why).
-			removed, err := removeStopFiles(stopFileDirs(app, app.Workspace()))
-			for _, p := range removed {
-				fmt.Fprintf(cmd.OutOrStdout(), "Deleted the stop file %s.\n", p)
-			}
-			if err != nil {
-				return err
-			}
-			changed, err := bb.Resume(cmd.Context(), decider(app, by), blackboard.ControlFromCLI)
-			if err != nil {
-				return err
-			}
-			if !changed {
-				fmt.Fprintln(cmd.OutOrStdout(), "Not paused; nothing to resume.")
+			return app.withBlackboard(cmd.Context(), func(bb *blackboard.Client) error {
+				// A stop file is a pause of its own: resuming while it exists
+				// would leave the file and the instance disagreeing, so the
+				// resume deletes it first (or refuses, saying why).
+				removed, err := removeStopFiles(stopFileDirs(app, app.Workspace()))
+				for _, p := range removed {
+					fmt.Fprintf(cmd.OutOrStdout(), "Deleted the stop file %s.\n", p)
+				}
+				if err != nil {
+					return err
+				}
+				changed, err := bb.Resume(cmd.Context(), decider(app, by), blackboard.ControlFromCLI)
+				if err != nil {
+					return err
+				}
+				if !changed {
+					fmt.Fprintln(cmd.OutOrStdout(), "Not paused; nothing to resume.")
+					return nil
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "Resumed: waiting work is being granted.")
 				return nil
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "Resumed: waiting work is being granted.")
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&by, "by", "", "who resumes (default: $USER)")
@@ -109,37 +103,34 @@ Artefacts already written stay in the audit trail.`,
 		Args: exactArgs(1, "give the id of the workflow to cancel (its goal's id, as `sett hoard` shows it)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			bb, _, err := app.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			wf, err := resolveWorkflow(ctx, bb, args[0])
-			if err != nil {
-				return err
-			}
-			who := decider(app, by)
-			why := "cancelled"
-			if who != "" {
-				why += " by " + who
-			}
-			if strings.TrimSpace(reason) != "" {
-				why += ": " + strings.TrimSpace(reason)
-			}
-			ended, err := bb.EndWorkflow(ctx, wf.ID, blackboard.WorkflowCancelled, why, blackboard.OperatorEpoch)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if !ended {
-				cur, err := bb.GetWorkflow(ctx, wf.ID)
+			return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+				wf, err := resolveWorkflow(ctx, bb, args[0])
 				if err != nil {
 					return err
 				}
-				return fmt.Errorf("workflow %s already ended (%s): %s", blackboard.ShortID(wf.ID), cur.Status, oneLine(cur.Outcome))
-			}
-			fmt.Fprintf(out, "Workflow %s cancelled; its claims end and its running tools are being stopped.\n", blackboard.ShortID(wf.ID))
-			return nil
+				who := decider(app, by)
+				why := "cancelled"
+				if who != "" {
+					why += " by " + who
+				}
+				if strings.TrimSpace(reason) != "" {
+					why += ": " + strings.TrimSpace(reason)
+				}
+				ended, err := bb.EndWorkflow(ctx, wf.ID, blackboard.WorkflowCancelled, why, blackboard.OperatorEpoch)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if !ended {
+					cur, err := bb.GetWorkflow(ctx, wf.ID)
+					if err != nil {
+						return err
+					}
+					return fmt.Errorf("workflow %s already ended (%s): %s", blackboard.ShortID(wf.ID), cur.Status, oneLine(cur.Outcome))
+				}
+				fmt.Fprintf(out, "Workflow %s cancelled; its claims end and its running tools are being stopped.\n", blackboard.ShortID(wf.ID))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded as the workflow's outcome)")
@@ -197,19 +188,16 @@ grants waiting for one of its slots (max_concurrent per live replica).`,
 				return err
 			}
 			ctx := cmd.Context()
-			bb, _, err := app.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			v, err := collectQueue(ctx, app, bb)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return writeJSONIndent(cmd.OutOrStdout(), v)
-			}
-			return writeQueue(cmd.OutOrStdout(), styleFor(app), v)
+			return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+				v, err := collectQueue(ctx, app, bb)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return writeJSONIndent(cmd.OutOrStdout(), v)
+				}
+				return writeQueue(cmd.OutOrStdout(), styleFor(app), v)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")

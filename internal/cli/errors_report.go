@@ -96,20 +96,17 @@ failed claim with 'sett retry'. Only the newest --limit workflows are read.`,
 				return usageError("--limit %d: give how many of the newest workflows to read (at least 1)", limit)
 			}
 			ctx := cmd.Context()
-			bb, _, err := app.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			r, err := collectErrors(ctx, bb, limit)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), r)
-			}
-			writeErrors(cmd.OutOrStdout(), styleFor(app), r)
-			return nil
+			return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+				r, err := collectErrors(ctx, bb, limit)
+				if err != nil {
+					return err
+				}
+				if format == "json" {
+					return writeJSON(cmd.OutOrStdout(), r)
+				}
+				writeErrors(cmd.OutOrStdout(), styleFor(app), r)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")

@@ -152,62 +152,59 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 			return dirtyWorkspaceError(ws, changes)
 		}
 	}
-	bb, _, err := app.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer bb.Close()
+	return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
 
-	following := o.wait || o.watch
-	after := ""
-	if following {
-		// Read from the stream's end as it is before the goal exists: every
-		// event of the new workflow comes after this id.
-		if after, err = bb.LastEventID(ctx); err != nil {
+		following := o.wait || o.watch
+		after := ""
+		if following {
+			// Read from the stream's end as it is before the goal exists: every
+			// event of the new workflow comes after this id.
+			if after, err = bb.LastEventID(ctx); err != nil {
+				return err
+			}
+			if li, err := bb.Leader(ctx); err == nil && li.Holder == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sett: no orchestrator leads instance %s yet: the goal waits until one runs (`sett up`, `sett status`)\n", bb.Instance())
+			}
+		}
+
+		score, err := scoreGoal(app, doc.Metadata)
+		if err != nil {
 			return err
 		}
-		if li, err := bb.Leader(ctx); err == nil && li.Holder == "" {
-			fmt.Fprintf(cmd.ErrOrStderr(), "sett: no orchestrator leads instance %s yet: the goal waits until one runs (`sett up`, `sett status`)\n", bb.Instance())
+		g := blackboard.NewGoal(doc.Text, score.Total, "user", doc.Metadata)
+		// NewGoal writes the score as "priority"; keep what the person wrote
+		// there (the blackboard orders by "score").
+		if p, ok := doc.Metadata[metaPriority]; ok {
+			g.Metadata[metaPriority] = p
+		} else {
+			delete(g.Metadata, metaPriority)
 		}
-	}
-
-	score, err := scoreGoal(app, doc.Metadata)
-	if err != nil {
-		return err
-	}
-	g := blackboard.NewGoal(doc.Text, score.Total, "user", doc.Metadata)
-	// NewGoal writes the score as "priority"; keep what the person wrote
-	// there (the blackboard orders by "score").
-	if p, ok := doc.Metadata[metaPriority]; ok {
-		g.Metadata[metaPriority] = p
-	} else {
-		delete(g.Metadata, metaPriority)
-	}
-	if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
-		g.Summary = textcut.Runes(oneLine(s), 200)
-	}
-	if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
-		if errors.Is(err, blackboard.ErrInvalid) {
-			return usageError("the goal was refused: %v", err)
+		if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
+			g.Summary = textcut.Runes(oneLine(s), 200)
 		}
-		return fmt.Errorf("post the goal: %w", err)
-	}
+		if err := bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
+			if errors.Is(err, blackboard.ErrInvalid) {
+				return usageError("the goal was refused: %v", err)
+			}
+			return fmt.Errorf("post the goal: %w", err)
+		}
 
-	out := cmd.OutOrStdout()
-	res := forageResult{GoalID: g.ID, WorkflowID: g.WorkflowID, Priority: score.Total, Score: score.Total,
-		PriorityInput: doc.Metadata[metaPriority], Deadline: doc.Metadata[metaDeadline], From: doc.Metadata[metaFrom]}
-	if o.format == "text" {
-		fmt.Fprintf(out, "goal      %s\nworkflow  %s\nscore     %s\n", g.ID, g.WorkflowID, explainScore(score))
+		out := cmd.OutOrStdout()
+		res := forageResult{GoalID: g.ID, WorkflowID: g.WorkflowID, Priority: score.Total, Score: score.Total,
+			PriorityInput: doc.Metadata[metaPriority], Deadline: doc.Metadata[metaDeadline], From: doc.Metadata[metaFrom]}
+		if o.format == "text" {
+			fmt.Fprintf(out, "goal      %s\nworkflow  %s\nscore     %s\n", g.ID, g.WorkflowID, explainScore(score))
+			if !following {
+				fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", blackboard.ShortID(g.ID), blackboard.ShortID(g.ID))
+			}
+		} else if !following {
+			return writeJSON(out, res)
+		}
 		if !following {
-			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s` or inspect it with `sett hoard --workflow %s -o tree`.\n", blackboard.ShortID(g.ID), blackboard.ShortID(g.ID))
+			return nil
 		}
-	} else if !following {
-		return writeJSON(out, res)
-	}
-	if !following {
-		return nil
-	}
-	return waitForWorkflow(ctx, cmd, app, bb, after, o, res)
+		return waitForWorkflow(ctx, cmd, app, bb, after, o, res)
+	})
 }
 
 // forageResult is the JSON output of forage.

@@ -11,6 +11,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/orchestrator"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // gcView is `sett gc -o json`.
@@ -51,44 +52,41 @@ Learnings are never deleted. 'sett down' never deletes data.`,
 			default:
 				return err
 			}
-			bb, _, err := app.ConnectAs(cmd.Context(), instance.AccessAdmin)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			j := orchestrator.NewJanitor(bb, orchestrator.RetentionFrom(ret), zerolog.Nop())
-			rep, err := j.Pass(cmd.Context(), dryRun)
-			v := gcView{DryRun: dryRun, Workflows: rep.Workflows, Keys: rep.Keys, Events: rep.Events,
-				Consumers: rep.Consumers, Skipped: rep.Skipped}
-			if v.Workflows == nil {
-				v.Workflows = []string{}
-			}
-			if v.Consumers == nil {
-				v.Consumers = []string{}
-			}
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				if werr := writeJSONIndent(out, v); werr != nil {
-					return werr
+			return app.withBlackboardAs(cmd.Context(), instance.AccessAdmin, func(bb *blackboard.Client) error {
+				j := orchestrator.NewJanitor(bb, orchestrator.RetentionFrom(ret), zerolog.Nop())
+				rep, err := j.Pass(cmd.Context(), dryRun)
+				v := gcView{DryRun: dryRun, Workflows: rep.Workflows, Keys: rep.Keys, Events: rep.Events,
+					Consumers: rep.Consumers, Skipped: rep.Skipped}
+				if v.Workflows == nil {
+					v.Workflows = []string{}
+				}
+				if v.Consumers == nil {
+					v.Consumers = []string{}
+				}
+				out := cmd.OutOrStdout()
+				if output == "json" {
+					if werr := writeJSONIndent(out, v); werr != nil {
+						return werr
+					}
+					return err
+				}
+				verb := "removed"
+				if dryRun {
+					verb = "would remove"
+				}
+				fmt.Fprintf(out, "%s %d finished workflows (%d keys), %d events, %d idle consumers\n",
+					verb, len(v.Workflows), v.Keys, v.Events, len(v.Consumers))
+				for _, id := range v.Workflows {
+					fmt.Fprintln(out, "  workflow "+id)
+				}
+				for _, c := range v.Consumers {
+					fmt.Fprintln(out, "  consumer "+c)
+				}
+				if v.Skipped > 0 {
+					fmt.Fprintf(out, "%d workflows changed during the pass; the next pass looks again\n", v.Skipped)
 				}
 				return err
-			}
-			verb := "removed"
-			if dryRun {
-				verb = "would remove"
-			}
-			fmt.Fprintf(out, "%s %d finished workflows (%d keys), %d events, %d idle consumers\n",
-				verb, len(v.Workflows), v.Keys, v.Events, len(v.Consumers))
-			for _, id := range v.Workflows {
-				fmt.Fprintln(out, "  workflow "+id)
-			}
-			for _, c := range v.Consumers {
-				fmt.Fprintln(out, "  consumer "+c)
-			}
-			if v.Skipped > 0 {
-				fmt.Fprintf(out, "%d workflows changed during the pass; the next pass looks again\n", v.Skipped)
-			}
-			return err
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what retention would remove; delete nothing")

@@ -89,37 +89,34 @@ func runHoard(cmd *cobra.Command, app *App, o hoardOptions, args []string) error
 		return usageError("-o tree draws one workflow: pass --workflow ID (or an artefact ID)")
 	}
 	ctx := cmd.Context()
-	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
-	if err != nil {
-		return err
-	}
-	defer bb.Close()
-	out := cmd.OutOrStdout()
-	style := styleFor(app)
+	return app.withBlackboardAs(ctx, instance.AccessReader, func(bb *blackboard.Client) error {
+		out := cmd.OutOrStdout()
+		style := styleFor(app)
 
-	if len(args) == 1 {
-		err := showOne(ctx, out, style, bb, args[0], o.format)
-		if err != nil && ExitCode(err) != ExitUsage {
-			// Not an artefact: perhaps a claim id (status and watch show them).
-			if shown, cerr := showClaimInstead(ctx, out, style, bb, args[0], o.format); shown {
-				return cerr
+		if len(args) == 1 {
+			err := showOne(ctx, out, style, bb, args[0], o.format)
+			if err != nil && ExitCode(err) != ExitUsage {
+				// Not an artefact: perhaps a claim id (status and watch show them).
+				if shown, cerr := showClaimInstead(ctx, out, style, bb, args[0], o.format); shown {
+					return cerr
+				}
 			}
-		}
-		return err
-	}
-
-	wf := ""
-	if o.workflow != "" {
-		w, err := resolveWorkflow(ctx, bb, o.workflow)
-		if err != nil {
 			return err
 		}
-		wf = w.ID
-	}
-	if o.format == "tree" {
-		return showTree(ctx, out, style, bb, wf, "")
-	}
-	return listArtefacts(ctx, cmd, style, bb, o, wf)
+
+		wf := ""
+		if o.workflow != "" {
+			w, err := resolveWorkflow(ctx, bb, o.workflow)
+			if err != nil {
+				return err
+			}
+			wf = w.ID
+		}
+		if o.format == "tree" {
+			return showTree(ctx, out, style, bb, wf, "")
+		}
+		return listArtefacts(ctx, cmd, style, bb, o, wf)
+	})
 }
 
 // showOne shows the artefact ref names, or its workflow's tree.

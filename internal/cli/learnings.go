@@ -24,47 +24,44 @@ edit it there). In -o json, a hand-written learning has source "hand_written".`,
 			if err := checkFormat(output, "text", "json"); err != nil {
 				return err
 			}
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			ls, err := bb.Learnings(cmd.Context())
-			if err != nil {
-				return err
-			}
-			// What tools read (Agent_Memory.md with a vault) may hold
-			// learnings a person wrote by hand.
-			tm, err := bb.GetToolMemory(cmd.Context())
-			if err != nil {
-				return err
-			}
-			hand := agentmemory.HandWritten(tm.Learnings, ls)
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				all := append(append([]blackboard.Learning{}, ls...), hand...)
-				return writeJSONIndent(out, all)
-			}
-			if len(ls) == 0 && len(hand) == 0 {
-				fmt.Fprintln(out, "No learnings yet: they come from rejections (`sett reject ID --reason TEXT`, or the vault's Rejected/ folder), or write them into the vault's Agent_Memory.md.")
+			return app.withBlackboard(cmd.Context(), func(bb *blackboard.Client) error {
+				ls, err := bb.Learnings(cmd.Context())
+				if err != nil {
+					return err
+				}
+				// What tools read (Agent_Memory.md with a vault) may hold
+				// learnings a person wrote by hand.
+				tm, err := bb.GetToolMemory(cmd.Context())
+				if err != nil {
+					return err
+				}
+				hand := agentmemory.HandWritten(tm.Learnings, ls)
+				out := cmd.OutOrStdout()
+				if output == "json" {
+					all := append(append([]blackboard.Learning{}, ls...), hand...)
+					return writeJSONIndent(out, all)
+				}
+				if len(ls) == 0 && len(hand) == 0 {
+					fmt.Fprintln(out, "No learnings yet: they come from rejections (`sett reject ID --reason TEXT`, or the vault's Rejected/ folder), or write them into the vault's Agent_Memory.md.")
+					return nil
+				}
+				for _, l := range ls {
+					fmt.Fprintln(out, oneLine(agentmemory.RenderLine(l)))
+				}
+				if len(hand) > 0 {
+					if len(ls) > 0 {
+						fmt.Fprintln(out)
+					}
+					fmt.Fprintf(out, "Written by hand in %s:\n", agentmemory.FileName)
+					for _, l := range hand {
+						fmt.Fprintln(out, "- "+oneLine(l.Text))
+					}
+				}
+				if w := agentmemory.Warning(len(ls) + len(hand)); w != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.String(w))
+				}
 				return nil
-			}
-			for _, l := range ls {
-				fmt.Fprintln(out, oneLine(agentmemory.RenderLine(l)))
-			}
-			if len(hand) > 0 {
-				if len(ls) > 0 {
-					fmt.Fprintln(out)
-				}
-				fmt.Fprintf(out, "Written by hand in %s:\n", agentmemory.FileName)
-				for _, l := range hand {
-					fmt.Fprintln(out, "- "+oneLine(l.Text))
-				}
-			}
-			if w := agentmemory.Warning(len(ls) + len(hand)); w != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.String(w))
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")

@@ -40,59 +40,56 @@ memory.shared and memory.upstream.`,
 				return err
 			}
 			ctx := cmd.Context()
-			bb, _, err := app.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			wf, err := resolveWorkflow(ctx, bb, args[0])
-			if err != nil {
-				return err
-			}
-			doc, _, err := bb.GetSharedMemory(ctx, wf.ID)
-			if err != nil {
-				return err
-			}
-			stored, err := bb.AgentMemories(ctx, wf.ID)
-			if err != nil {
-				return err
-			}
-			v := memoryView{WorkflowID: wf.ID, Agents: map[string]memory.AgentMemory{}}
-			if doc != "" {
-				s, err := memory.DecodeShared([]byte(doc))
+			return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+				wf, err := resolveWorkflow(ctx, bb, args[0])
 				if err != nil {
-					return fmt.Errorf("the shared memory of workflow %s does not decode: %w", blackboard.ShortID(wf.ID), err)
+					return err
 				}
-				v.Shared = &s
-			}
-			for agent, sm := range stored {
-				var m memory.AgentMemory
-				if err := json.Unmarshal([]byte(sm.Memory), &m); err == nil {
-					v.Agents[agent] = m
+				doc, _, err := bb.GetSharedMemory(ctx, wf.ID)
+				if err != nil {
+					return err
 				}
-			}
-			if len(args) == 2 {
-				m, ok := v.Agents[args[1]]
-				if !ok {
-					return fmt.Errorf("agent %s left no memory in workflow %s (agents with one: %v)", args[1], blackboard.ShortID(wf.ID), sortedNames(v.Agents))
+				stored, err := bb.AgentMemories(ctx, wf.ID)
+				if err != nil {
+					return err
 				}
-				v.Shared, v.Agents = nil, map[string]memory.AgentMemory{args[1]: m}
-			}
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				return writeJSONIndent(out, v)
-			}
-			if v.Shared == nil && len(v.Agents) == 0 {
-				fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object).\n", blackboard.ShortID(wf.ID))
+				v := memoryView{WorkflowID: wf.ID, Agents: map[string]memory.AgentMemory{}}
+				if doc != "" {
+					s, err := memory.DecodeShared([]byte(doc))
+					if err != nil {
+						return fmt.Errorf("the shared memory of workflow %s does not decode: %w", blackboard.ShortID(wf.ID), err)
+					}
+					v.Shared = &s
+				}
+				for agent, sm := range stored {
+					var m memory.AgentMemory
+					if err := json.Unmarshal([]byte(sm.Memory), &m); err == nil {
+						v.Agents[agent] = m
+					}
+				}
+				if len(args) == 2 {
+					m, ok := v.Agents[args[1]]
+					if !ok {
+						return fmt.Errorf("agent %s left no memory in workflow %s (agents with one: %v)", args[1], blackboard.ShortID(wf.ID), sortedNames(v.Agents))
+					}
+					v.Shared, v.Agents = nil, map[string]memory.AgentMemory{args[1]: m}
+				}
+				out := cmd.OutOrStdout()
+				if output == "json" {
+					return writeJSONIndent(out, v)
+				}
+				if v.Shared == nil && len(v.Agents) == 0 {
+					fmt.Fprintf(out, "Workflow %s has no memory yet: its tools returned none (a tool's output may carry a memory object).\n", blackboard.ShortID(wf.ID))
+					return nil
+				}
+				if v.Shared != nil {
+					fmt.Fprintln(out, termsafe.String(memory.RenderShared(*v.Shared)))
+				}
+				for _, agent := range sortedNames(v.Agents) {
+					fmt.Fprintln(out, termsafe.String(memory.RenderAgentMemory(agent, v.Agents[agent])))
+				}
 				return nil
-			}
-			if v.Shared != nil {
-				fmt.Fprintln(out, termsafe.String(memory.RenderShared(*v.Shared)))
-			}
-			for _, agent := range sortedNames(v.Agents) {
-				fmt.Fprintln(out, termsafe.String(memory.RenderAgentMemory(agent, v.Agents[agent])))
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")

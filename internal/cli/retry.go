@@ -49,56 +49,53 @@ Done/ or Failed/ with its Outcome rewritten.`,
 				return err
 			}
 			ctx := cmd.Context()
-			bb, _, err := app.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			claims, err := retryTargets(ctx, bb, args[0])
-			if err != nil {
-				return err
-			}
-			who := decider(app, by)
-			out := cmd.OutOrStdout()
-			var results []retryResult
-			for _, c := range claims {
-				if expiredApproval(c) {
-					if _, err := bb.ReaskApproval(ctx, c.ArtefactID, who); err != nil {
-						return decisionError(ctx, bb, c.ArtefactID, err)
-					}
-					results = append(results, retryResult{ClaimID: c.ID, WorkflowID: c.WorkflowID, Status: string(blackboard.ClaimPendingApproval), Reopened: true, Reasked: true})
-					continue
-				}
-				res, err := bb.RetryClaim(ctx, c.ID, who)
-				switch {
-				case errors.Is(err, blackboard.ErrNotFailed):
-					return fmt.Errorf("claim %s cannot be retried: %s. `sett retry` re-runs a claim whose retries were exhausted or whose failure was permanent; see `sett errors`",
-						blackboard.ShortID(c.ID), strings.TrimPrefix(err.Error(), blackboard.ErrNotFailed.Error()+": claim "+c.ID+": "))
-				case errors.Is(err, blackboard.ErrWorkflowEnded):
-					return fmt.Errorf("claim %s cannot be retried: its workflow %s ended otherwise (%v); post the goal again with `sett forage`", blackboard.ShortID(c.ID), blackboard.ShortID(c.WorkflowID), err)
-				case err != nil:
+			return app.withBlackboard(ctx, func(bb *blackboard.Client) error {
+				claims, err := retryTargets(ctx, bb, args[0])
+				if err != nil {
 					return err
 				}
-				results = append(results, retryResult{ClaimID: c.ID, WorkflowID: c.WorkflowID, Status: string(res.Status), Reopened: res.Reopened, Already: res.Already})
-			}
-			if format == "json" {
-				return writeJSON(out, results)
-			}
-			for _, r := range results {
-				switch {
-				case r.Reasked:
-					fmt.Fprintf(out, "Claim %s waits for approval again (its approval had timed out); workflow %s runs again. Decide it with `sett approve %s` or `sett reject %s --reason ...`.\n",
-						blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.WorkflowID), blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.ClaimID))
-				case r.Already:
-					fmt.Fprintf(out, "Claim %s was retried already and is %s: nothing to do.\n", blackboard.ShortID(r.ClaimID), r.Status)
-				case r.Reopened:
-					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget; workflow %s runs again.\n", blackboard.ShortID(r.ClaimID), r.Status, blackboard.ShortID(r.WorkflowID))
-				default:
-					fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget.\n", blackboard.ShortID(r.ClaimID), r.Status)
+				who := decider(app, by)
+				out := cmd.OutOrStdout()
+				var results []retryResult
+				for _, c := range claims {
+					if expiredApproval(c) {
+						if _, err := bb.ReaskApproval(ctx, c.ArtefactID, who); err != nil {
+							return decisionError(ctx, bb, c.ArtefactID, err)
+						}
+						results = append(results, retryResult{ClaimID: c.ID, WorkflowID: c.WorkflowID, Status: string(blackboard.ClaimPendingApproval), Reopened: true, Reasked: true})
+						continue
+					}
+					res, err := bb.RetryClaim(ctx, c.ID, who)
+					switch {
+					case errors.Is(err, blackboard.ErrNotFailed):
+						return fmt.Errorf("claim %s cannot be retried: %s. `sett retry` re-runs a claim whose retries were exhausted or whose failure was permanent; see `sett errors`",
+							blackboard.ShortID(c.ID), strings.TrimPrefix(err.Error(), blackboard.ErrNotFailed.Error()+": claim "+c.ID+": "))
+					case errors.Is(err, blackboard.ErrWorkflowEnded):
+						return fmt.Errorf("claim %s cannot be retried: its workflow %s ended otherwise (%v); post the goal again with `sett forage`", blackboard.ShortID(c.ID), blackboard.ShortID(c.WorkflowID), err)
+					case err != nil:
+						return err
+					}
+					results = append(results, retryResult{ClaimID: c.ID, WorkflowID: c.WorkflowID, Status: string(res.Status), Reopened: res.Reopened, Already: res.Already})
 				}
-			}
-			fmt.Fprintf(out, "Follow it with `sett watch --workflow %s`.\n", blackboard.ShortID(claims[0].WorkflowID))
-			return nil
+				if format == "json" {
+					return writeJSON(out, results)
+				}
+				for _, r := range results {
+					switch {
+					case r.Reasked:
+						fmt.Fprintf(out, "Claim %s waits for approval again (its approval had timed out); workflow %s runs again. Decide it with `sett approve %s` or `sett reject %s --reason ...`.\n",
+							blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.WorkflowID), blackboard.ShortID(r.ClaimID), blackboard.ShortID(r.ClaimID))
+					case r.Already:
+						fmt.Fprintf(out, "Claim %s was retried already and is %s: nothing to do.\n", blackboard.ShortID(r.ClaimID), r.Status)
+					case r.Reopened:
+						fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget; workflow %s runs again.\n", blackboard.ShortID(r.ClaimID), r.Status, blackboard.ShortID(r.WorkflowID))
+					default:
+						fmt.Fprintf(out, "Claim %s is back in %s with a fresh attempt budget.\n", blackboard.ShortID(r.ClaimID), r.Status)
+					}
+				}
+				fmt.Fprintf(out, "Follow it with `sett watch --workflow %s`.\n", blackboard.ShortID(claims[0].WorkflowID))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")

@@ -89,58 +89,56 @@ func runUI(cmd *cobra.Command, app *App, o uiOptions) error {
 	// Pages read as the instance's read-only user and actions write as
 	// the people's user, when the runtime created ACL users (the same
 	// Redis user otherwise); a read-only console holds no writer at all.
-	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
-	if err != nil {
-		return err
-	}
-	defer bb.Close()
-	var wb *blackboard.Client
-	if !o.readOnly {
-		if wb, _, err = app.ConnectAs(ctx, instance.AccessHuman); err != nil {
+	return app.withBlackboardAs(ctx, instance.AccessReader, func(bb *blackboard.Client) error {
+		var wb *blackboard.Client
+		if !o.readOnly {
+			var err error
+			if wb, _, err = app.ConnectAs(ctx, instance.AccessHuman); err != nil {
+				return err
+			}
+			defer wb.Close()
+		}
+		h, err := console.New(console.Options{Client: bb, Writer: wb, Token: token, ReadOnly: o.readOnly, BasePath: o.basePath,
+			TrustedUserHeader: o.trustHeader, Actor: decider(app, o.by), Logger: zerolog.New(app.Err).With().Timestamp().Logger()})
+		if err != nil {
+			if errors.Is(err, console.ErrOptions) {
+				return usageError("%v", err)
+			}
 			return err
 		}
-		defer wb.Close()
-	}
-	h, err := console.New(console.Options{Client: bb, Writer: wb, Token: token, ReadOnly: o.readOnly, BasePath: o.basePath,
-		TrustedUserHeader: o.trustHeader, Actor: decider(app, o.by), Logger: zerolog.New(app.Err).With().Timestamp().Logger()})
-	if err != nil {
-		if errors.Is(err, console.ErrOptions) {
-			return usageError("%v", err)
+		ln, err := net.Listen("tcp", o.listen)
+		if err != nil {
+			return fmt.Errorf("cannot listen on %s: %w (choose another with --listen)", o.listen, err)
 		}
-		return err
-	}
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w (choose another with --listen)", o.listen, err)
-	}
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: strings.TrimRight(o.basePath, "/") + "/",
-		RawQuery: url.Values{"token": {token}}.Encode()}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "Sett console for instance %s: %s\n", bb.Instance(), u.String())
-	if ip := net.ParseIP(strings.Trim(strings.Split(o.listen, ":")[0], "[]")); ip == nil || !ip.IsLoopback() {
-		fmt.Fprintf(out, "Listening on %s: reachable from the network; anyone with the URL can %s.\n", o.listen,
-			map[bool]string{true: "read", false: "decide and control"}[o.readOnly])
-	}
-	if o.readOnly {
-		fmt.Fprintln(out, "Read-only: no action is offered or accepted.")
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	// Event streams never end on their own: close them after the grace.
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	return nil
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: strings.TrimRight(o.basePath, "/") + "/",
+			RawQuery: url.Values{"token": {token}}.Encode()}
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "Sett console for instance %s: %s\n", bb.Instance(), u.String())
+		if ip := net.ParseIP(strings.Trim(strings.Split(o.listen, ":")[0], "[]")); ip == nil || !ip.IsLoopback() {
+			fmt.Fprintf(out, "Listening on %s: reachable from the network; anyone with the URL can %s.\n", o.listen,
+				map[bool]string{true: "read", false: "decide and control"}[o.readOnly])
+		}
+		if o.readOnly {
+			fmt.Fprintln(out, "Read-only: no action is offered or accepted.")
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		// Event streams never end on their own: close them after the grace.
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		return nil
+	})
 }

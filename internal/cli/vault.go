@@ -15,6 +15,7 @@ import (
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/scaffold"
 	"github.com/settdev/sett/internal/vault"
+	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func newVaultCmd(app *App) *cobra.Command {
@@ -49,17 +50,14 @@ Dashboard.md.`,
 				return usageError("%s has no vault: set vault.path (see sett.yml.example)", cfgPath)
 			}
 			path := cfg.Vault.ResolvedPath(filepath.Dir(cfgPath))
-			bb, _, err := app.Connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bb.Close()
-			br := vault.NewBridge(bb, vault.OptionsFrom(cfg, path), zerolog.Nop())
-			if err := br.Rebuild(cmd.Context()); err != nil {
-				return fmt.Errorf("rebuild the vault %s: %w", path, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Rebuilt the vault %s from instance %s.\n", path, bb.Instance())
-			return nil
+			return app.withBlackboard(cmd.Context(), func(bb *blackboard.Client) error {
+				br := vault.NewBridge(bb, vault.OptionsFrom(cfg, path), zerolog.Nop())
+				if err := br.Rebuild(cmd.Context()); err != nil {
+					return fmt.Errorf("rebuild the vault %s: %w", path, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Rebuilt the vault %s from instance %s.\n", path, bb.Instance())
+				return nil
+			})
 		},
 	}
 	rebuild.Flags().StringVar(&configFlag, "config", "", "path to sett.yml (default: the workspace's; env SETT_CONFIG)")

@@ -108,106 +108,103 @@ func runWatch(cmd *cobra.Command, app *App, o watchOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	bb, _, err := app.ConnectAs(ctx, instance.AccessReader)
-	if err != nil {
-		return err
-	}
-	defer bb.Close()
-	// Bounds given as durations count back from the Redis clock: event
-	// ids and timestamps come from it, not from this machine's clock.
-	nowMs, err := bb.Now(ctx)
-	if err != nil {
-		return err
-	}
-	now := msTime(nowMs)
-	sinceMs, err := parseTimeBound("since", o.since, now)
-	if err != nil {
-		return err
-	}
-	untilMs, err := parseTimeBound("until", o.until, now)
-	if err != nil {
-		return err
-	}
-	if untilMs > 0 && sinceMs > untilMs {
-		return usageError("--since (%s) is after --until (%s)", rfc3339ms(msTime(sinceMs)), rfc3339ms(msTime(untilMs)))
-	}
-	filter := watchFilter{event: o.event, typ: o.typ, agent: o.agent}
-	var wf *blackboard.Workflow
-	if o.workflow != "" {
-		if wf, err = resolveWorkflow(ctx, bb, o.workflow); err != nil {
+	return app.withBlackboardAs(ctx, instance.AccessReader, func(bb *blackboard.Client) error {
+		// Bounds given as durations count back from the Redis clock: event
+		// ids and timestamps come from it, not from this machine's clock.
+		nowMs, err := bb.Now(ctx)
+		if err != nil {
 			return err
 		}
-		filter.workflow = wf.ID
-		if o.since == "" {
-			// Everything of a workflow comes after its start; the margin
-			// covers the stream id and the ts field being read from the
-			// server clock at slightly different moments.
-			sinceMs = wf.StartedAtMs - 1000
+		now := msTime(nowMs)
+		sinceMs, err := parseTimeBound("since", o.since, now)
+		if err != nil {
+			return err
 		}
-	}
-
-	out := newEventRenderer(cmd.OutOrStdout(), o.format, styleFor(app), o.relative)
-	f := newEventFollower(bb, cmd.ErrOrStderr(), streamIDBefore(sinceMs))
-	f.page = watchReplayPage
-	f.afterPageFunc = watchHookAfterPage
-
-	following := false
-	completed := false
-	handle := func(ev blackboard.Event) (bool, error) {
-		if untilMs > 0 && streamIDMs(ev.StreamID) > untilMs {
-			return true, nil
+		untilMs, err := parseTimeBound("until", o.until, now)
+		if err != nil {
+			return err
 		}
-		if filter.match(ev) {
-			if err := out.render(ev); err != nil {
-				return true, err
+		if untilMs > 0 && sinceMs > untilMs {
+			return usageError("--since (%s) is after --until (%s)", rfc3339ms(msTime(sinceMs)), rfc3339ms(msTime(untilMs)))
+		}
+		filter := watchFilter{event: o.event, typ: o.typ, agent: o.agent}
+		var wf *blackboard.Workflow
+		if o.workflow != "" {
+			if wf, err = resolveWorkflow(ctx, bb, o.workflow); err != nil {
+				return err
+			}
+			filter.workflow = wf.ID
+			if o.since == "" {
+				// Everything of a workflow comes after its start; the margin
+				// covers the stream id and the ts field being read from the
+				// server clock at slightly different moments.
+				sinceMs = wf.StartedAtMs - 1000
 			}
 		}
-		if o.exitOnCompletion && ev.Type == blackboard.EventWorkflowCompleted &&
-			(ev.WorkflowID == filter.workflow || filter.workflow == "" && following) {
-			completed = true
-			return true, nil
-		}
-		return false, nil
-	}
 
-	end := "+"
-	if untilMs > 0 {
-		// An incomplete id as the end of XRANGE means "<ms>-<max seq>":
-		// every event of that millisecond is included.
-		end = strconv.FormatInt(untilMs, 10)
-	}
-	stopped, err := f.replay(ctx, end, handle)
-	if err != nil || stopped {
-		return quietCancel(ctx, err)
-	}
-	if untilMs > 0 && untilMs <= nowMs {
-		return nil
-	}
-	if o.exitOnCompletion && wf != nil && !completed {
-		// The workflow may have ended before --since: nothing more will
-		// come, so waiting for its completion would never end.
-		if cur, err := bb.GetWorkflow(ctx, filter.workflow); err == nil && cur.Status.Final() {
-			// It may have ended just after the replay: show what came in
-			// between (its completion among it) before leaving.
-			_, err := f.replay(ctx, "+", handle)
+		out := newEventRenderer(cmd.OutOrStdout(), o.format, styleFor(app), o.relative)
+		f := newEventFollower(bb, cmd.ErrOrStderr(), streamIDBefore(sinceMs))
+		f.page = watchReplayPage
+		f.afterPageFunc = watchHookAfterPage
+
+		following := false
+		completed := false
+		handle := func(ev blackboard.Event) (bool, error) {
+			if untilMs > 0 && streamIDMs(ev.StreamID) > untilMs {
+				return true, nil
+			}
+			if filter.match(ev) {
+				if err := out.render(ev); err != nil {
+					return true, err
+				}
+			}
+			if o.exitOnCompletion && ev.Type == blackboard.EventWorkflowCompleted &&
+				(ev.WorkflowID == filter.workflow || filter.workflow == "" && following) {
+				completed = true
+				return true, nil
+			}
+			return false, nil
+		}
+
+		end := "+"
+		if untilMs > 0 {
+			// An incomplete id as the end of XRANGE means "<ms>-<max seq>":
+			// every event of that millisecond is included.
+			end = strconv.FormatInt(untilMs, 10)
+		}
+		stopped, err := f.replay(ctx, end, handle)
+		if err != nil || stopped {
 			return quietCancel(ctx, err)
 		}
-	}
-	if watchHookAfterReplay != nil {
-		watchHookAfterReplay()
-	}
-	following = true
-	fctx := ctx
-	if untilMs > 0 {
-		var cancel context.CancelFunc
-		fctx, cancel = context.WithTimeout(ctx, time.Duration(untilMs-nowMs)*time.Millisecond)
-		defer cancel()
-	}
-	err = f.follow(fctx, handle)
-	if untilMs > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return nil // --until reached while following
-	}
-	return quietCancel(ctx, err)
+		if untilMs > 0 && untilMs <= nowMs {
+			return nil
+		}
+		if o.exitOnCompletion && wf != nil && !completed {
+			// The workflow may have ended before --since: nothing more will
+			// come, so waiting for its completion would never end.
+			if cur, err := bb.GetWorkflow(ctx, filter.workflow); err == nil && cur.Status.Final() {
+				// It may have ended just after the replay: show what came in
+				// between (its completion among it) before leaving.
+				_, err := f.replay(ctx, "+", handle)
+				return quietCancel(ctx, err)
+			}
+		}
+		if watchHookAfterReplay != nil {
+			watchHookAfterReplay()
+		}
+		following = true
+		fctx := ctx
+		if untilMs > 0 {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithTimeout(ctx, time.Duration(untilMs-nowMs)*time.Millisecond)
+			defer cancel()
+		}
+		err = f.follow(fctx, handle)
+		if untilMs > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil // --until reached while following
+		}
+		return quietCancel(ctx, err)
+	})
 }
 
 // quietCancel turns the end of a follow that the user asked for (Ctrl-C,

@@ -20,27 +20,18 @@ type Metrics struct {
 // NewMetrics creates and registers the series on reg (nil: unregistered).
 func NewMetrics(reg *metrics.Registry) *Metrics {
 	lat := []float64{.001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 600, 1800}
+	o := metrics.Subsystem("cub").Opts
 	m := &Metrics{
-		Bids: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "bids_total", Help: "Bids submitted, by bid."}, "bid"),
-		Grants: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "grants_total", Help: "Grants received and leased, by kind."}, "kind"),
-		GrantsQueued: reg.NewGauge(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "grants_queued", Help: "Leased grants waiting for a free worker slot."}),
-		ToolsRunning: reg.NewGauge(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "tools_running", Help: "Tool processes running now."}),
-		ToolDuration: reg.NewHistogramVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "tool_duration_seconds", Help: "Tool run time, by outcome."}, lat, "outcome"),
-		ToolExits: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "tool_runs_total", Help: "Tool runs, by outcome (ok or the failure kind)."}, "outcome"),
-		StartLatency: reg.NewHistogram(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "grant_to_start_seconds", Help: "Time from reading a grant to starting its tool."}, lat),
-		LeasesLost: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "leases_lost_total", Help: "Work leases found lost while the grant was held."}),
-		Artefacts: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "artefacts_written_total", Help: "Artefacts written, by structural type."}, "structural_type"),
-		WriteRetries: reg.NewCounterVec(metrics.Opts{Namespace: "sett", Subsystem: "cub",
-			Name: "write_retries_total", Help: "Failed Redis writes retried in place, by write."}, "write"),
+		Bids:         reg.NewCounterVec(o("bids_total", "Bids submitted, by bid."), "bid"),
+		Grants:       reg.NewCounterVec(o("grants_total", "Grants received and leased, by kind."), "kind"),
+		GrantsQueued: reg.NewGauge(o("grants_queued", "Leased grants waiting for a free worker slot.")),
+		ToolsRunning: reg.NewGauge(o("tools_running", "Tool processes running now.")),
+		ToolDuration: reg.NewHistogramVec(o("tool_duration_seconds", "Tool run time, by outcome."), lat, "outcome"),
+		ToolExits:    reg.NewCounterVec(o("tool_runs_total", "Tool runs, by outcome (ok or the failure kind)."), "outcome"),
+		StartLatency: reg.NewHistogram(o("grant_to_start_seconds", "Time from reading a grant to starting its tool."), lat),
+		LeasesLost:   reg.NewCounter(o("leases_lost_total", "Work leases found lost while the grant was held.")),
+		Artefacts:    reg.NewCounterVec(o("artefacts_written_total", "Artefacts written, by structural type."), "structural_type"),
+		WriteRetries: reg.NewCounterVec(o("write_retries_total", "Failed Redis writes retried in place, by write."), "write"),
 	}
 	return m
 }

@@ -27,6 +27,15 @@ type Opts struct {
 	Namespace, Subsystem, Name, Help string
 }
 
+// Subsystem is the part of Sett (orchestrator, cub, vault) whose series a
+// daemon registers: each is named sett_<subsystem>_<name>.
+type Subsystem string
+
+// Opts names the series sett_<s>_<name>, with its help text.
+func (s Subsystem) Opts(name, help string) Opts {
+	return Opts{Namespace: "sett", Subsystem: string(s), Name: name, Help: help}
+}
+
 // FullName joins the non-empty parts with underscores.
 func (o Opts) FullName() string {
 	var parts []string

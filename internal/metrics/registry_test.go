@@ -130,3 +130,20 @@ func TestWrongLabelCountPanics(t *testing.T) {
 	}()
 	cv.WithLabelValues("x")
 }
+
+func TestSubsystemOptsNameSettSeries(t *testing.T) {
+	for _, tc := range []struct {
+		name, subsystem, series, want string
+	}{
+		{"cub", "cub", "bids_total", "sett_cub_bids_total"},
+		{"orchestrator", "orchestrator", "leading", "sett_orchestrator_leading"},
+		{"no subsystem", "", "up", "sett_up"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Subsystem(tc.subsystem).Opts(tc.series, "help text")
+			if got := o.FullName(); got != tc.want || o.Help != "help text" {
+				t.Errorf("Opts = %+v (full name %q), want %q with its help", o, got, tc.want)
+			}
+		})
+	}
+}

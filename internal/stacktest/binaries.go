@@ -1,14 +1,13 @@
 package stacktest
 
 import (
-	"fmt"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/settdev/sett/internal/daemonproc"
 )
 
 // Binaries are the built programs of the repository. Sett is only built by
@@ -49,7 +48,7 @@ func Cleanup() {
 }
 
 func build() (Binaries, error) {
-	root, err := repoRoot()
+	root, err := daemonproc.RepoRoot()
 	if err != nil {
 		return Binaries{}, err
 	}
@@ -57,25 +56,15 @@ func build() (Binaries, error) {
 	if err != nil {
 		return Binaries{}, err
 	}
-	b := Binaries{
-		Dir:          dir,
-		Sett:         filepath.Join(dir, "sett"),
-		Orchestrator: filepath.Join(dir, "sett-orchestrator"),
-		Cub:          filepath.Join(dir, "sett-cub"),
-		Writer:       filepath.Join(dir, "sett-writer"),
-		Reviewer:     filepath.Join(dir, "sett-reviewer"),
-		Read:         filepath.Join(dir, "sett-read"),
+	paths, err := daemonproc.Build(context.Background(), root, dir,
+		daemonproc.Target{Pkg: "./cmd/orchestrator", Name: "sett-orchestrator"}, daemonproc.Target{Pkg: "./cmd/cub", Name: "sett-cub"},
+		daemonproc.Target{Pkg: "./agents/writer", Name: "sett-writer"}, daemonproc.Target{Pkg: "./agents/reviewer", Name: "sett-reviewer"},
+		daemonproc.Target{Pkg: "./cmd/sett-read"})
+	if err != nil {
+		return Binaries{}, err
 	}
-	targets := map[string]string{
-		b.Orchestrator: "./cmd/orchestrator", b.Cub: "./cmd/cub",
-		b.Writer: "./agents/writer", b.Reviewer: "./agents/reviewer", b.Read: "./cmd/sett-read",
-	}
-	for out, pkg := range targets {
-		if err := goBuild(root, out, pkg); err != nil {
-			return Binaries{}, err
-		}
-	}
-	return b, nil
+	return Binaries{Dir: dir, Sett: filepath.Join(dir, "sett"), Orchestrator: paths[0], Cub: paths[1],
+		Writer: paths[2], Reviewer: paths[3], Read: paths[4]}, nil
 }
 
 var (
@@ -89,45 +78,15 @@ func BuildCLI(tb testing.TB) Binaries {
 	tb.Helper()
 	b := Build(tb)
 	cliOnce.Do(func() {
-		root, err := repoRoot()
+		root, err := daemonproc.RepoRoot()
 		if err != nil {
 			cliErr = err
 			return
 		}
-		cliErr = goBuild(root, b.Sett, "./cmd/sett")
+		_, cliErr = daemonproc.Build(context.Background(), root, b.Dir, daemonproc.Target{Pkg: "./cmd/sett"})
 	})
 	if cliErr != nil {
 		tb.Fatal(cliErr)
 	}
 	return b
-}
-
-func goBuild(root, out, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("stacktest: go build %s: %v\n%s", pkg, err, msg)
-	}
-	return nil
-}
-
-// repoRoot finds the module root from this source file's location.
-func repoRoot() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", fmt.Errorf("stacktest: cannot locate the repository")
-	}
-	dir := filepath.Dir(file)
-	for !strings.HasSuffix(dir, string(filepath.Separator)) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return "", fmt.Errorf("stacktest: go.mod not found above %s", file)
 }

@@ -10,9 +10,5 @@ func (s *Stack) StartOrchestratorArgs(extra ...string) *Proc {
 	if n := s.count("orchestrator"); n > 0 {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
-	args := append([]string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, extra...)
-	p := &Proc{Name: name, args: args, stack: s}
-	p.env = s.baseEnv()
-	s.start(p)
-	return p
+	return s.start(name, append([]string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, extra...), s.baseEnv())
 }

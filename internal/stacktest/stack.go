@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/pkg/blackboard"
@@ -89,26 +88,21 @@ func New(tb testing.TB, yaml string, opts ...Options) *Stack {
 	return s
 }
 
-// Proc is one started daemon.
+// Proc is one started daemon (a daemonproc.Process with the test's
+// failure handling).
 type Proc struct {
 	Name     string
-	args     []string
-	env      []string
 	HTTPAddr string
 	LogPath  string
 	stack    *Stack
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	proc     *daemonproc.Process
 }
 
-func freeAddr() string {
-	port, err := redistest.FreePort()
-	if err != nil {
-		panic(err)
-	}
-	return "127.0.0.1:" + strconv.Itoa(port)
-}
+// stopGrace is how long Stop waits for a clean exit before it kills.
+const stopGrace = 10 * time.Second
+
+// readyTimeout bounds WaitReady.
+const readyTimeout = 30 * time.Second
 
 func (s *Stack) baseEnv() []string {
 	env := []string{
@@ -141,11 +135,8 @@ func (s *Stack) StartReplica(agent, replica string) *Proc {
 	if replica != "" {
 		name, consumer = name+"-"+replica, consumer+"-"+replica
 	}
-	p := &Proc{Name: name, args: []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir,
-		"--consumer", consumer}, stack: s}
-	p.env = append(s.baseEnv(), s.extraEnv(p.Name)...)
-	s.start(p)
-	return p
+	return s.start(name, []string{s.Bin.Cub, "--agent", agent, "--workspace", s.Dir, "--consumer", consumer},
+		append(s.baseEnv(), s.extraEnv(name)...))
 }
 
 func (s *Stack) extraEnv(name string) []string {
@@ -167,124 +158,49 @@ func (s *Stack) count(prefix string) int {
 	return n
 }
 
-func (s *Stack) start(p *Proc) {
+// start starts a process in the workspace and records it for StopAll and
+// DumpLogs.
+func (s *Stack) start(name string, argv, env []string) *Proc {
 	s.T.Helper()
-	p.HTTPAddr = freeAddr()
-	p.LogPath = filepath.Join(s.Dir, p.Name+".log")
+	dp, err := daemonproc.New(daemonproc.Spec{Name: name, Argv: argv, Env: env, Dir: s.Dir})
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	p := &Proc{Name: name, HTTPAddr: dp.HTTPAddr, LogPath: dp.LogPath, stack: s, proc: dp}
 	s.mu.Lock()
 	s.procs = append(s.procs, p)
 	s.mu.Unlock()
-	if err := p.Start(); err != nil {
+	if err := dp.Start(); err != nil {
 		s.T.Fatal(err)
 	}
+	return p
 }
 
-// Start (re)starts the process with its original arguments.
-func (p *Proc) Start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	args := append([]string{}, p.args...)
-	args = append(args[:1], append([]string{"--http-addr", p.HTTPAddr}, args[1:]...)...)
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = p.env
-	cmd.Dir = p.stack.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("stacktest: start %s: %w", p.Name, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
-	p.cmd, p.exited = cmd, exited
-	return nil
-}
+// Start (re)starts the process with its original arguments and address.
+func (p *Proc) Start() error { return p.proc.Start() }
 
 // Signal sends sig to the process without waiting for it to exit (see
 // WaitExit).
-func (p *Proc) Signal(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Signal(sig)
-	}
-}
+func (p *Proc) Signal(sig syscall.Signal) { _ = p.proc.Signal(sig) }
 
 // Kill sends SIGKILL to the process (a crash) and waits for it to exit.
-func (p *Proc) Kill() {
-	p.signal(syscall.SIGKILL)
-}
+func (p *Proc) Kill() { p.proc.Kill() }
 
 // Stop sends SIGTERM and waits for a clean exit (SIGKILL after 10s).
-func (p *Proc) Stop() {
-	p.signal(syscall.SIGTERM)
-}
+func (p *Proc) Stop() { p.proc.Stop(stopGrace) }
 
 // Freeze stops the process with SIGSTOP (a hung or descheduled daemon:
 // its connections stay open, it answers nothing); Thaw resumes it.
-func (p *Proc) Freeze() { p.send(syscall.SIGSTOP) }
+func (p *Proc) Freeze() { p.Signal(syscall.SIGSTOP) }
 
 // Thaw resumes a frozen process with SIGCONT.
-func (p *Proc) Thaw() { p.send(syscall.SIGCONT) }
-
-// send delivers sig to the running process without waiting for anything.
-func (p *Proc) send(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Signal(sig)
-	}
-}
-
-func (p *Proc) signal(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	select {
-	case <-exited:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	}
-}
+func (p *Proc) Thaw() { p.Signal(syscall.SIGCONT) }
 
 // Running reports whether the process has not exited.
-func (p *Proc) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return p.cmd != nil
-	}
-}
+func (p *Proc) Running() bool { return p.proc.Running() }
 
 // Ready reports whether the process answers /readyz with 200.
-func (p *Proc) Ready() bool {
-	client := http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := client.Get("http://" + p.HTTPAddr + "/readyz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (p *Proc) Ready() bool { return daemonproc.Ready(context.Background(), p.HTTPAddr) }
 
 // StopAll stops every process still running.
 func (s *Stack) StopAll() {
@@ -305,26 +221,20 @@ func (s *Stack) DumpLogs() {
 	procs := append([]*Proc(nil), s.procs...)
 	s.mu.Unlock()
 	for _, p := range procs {
-		b, _ := os.ReadFile(p.LogPath)
-		const max = 60000
-		if len(b) > max {
-			b = append([]byte("...\n"), b[len(b)-max:]...)
-		}
-		s.T.Logf("==== %s log ====\n%s", p.Name, b)
+		s.T.Logf("==== %s log ====\n%s", p.Name, p.proc.LogTail(60000))
 	}
 }
 
-// WaitReady waits until every given process answers /readyz.
+// WaitReady waits until every given process answers /readyz, against
+// one deadline 30s away; it fails the test at once when one of them exits.
 func (s *Stack) WaitReady(procs ...*Proc) {
 	s.T.Helper()
-	s.Eventually(30*time.Second, "processes ready", func() bool {
-		for _, p := range procs {
-			if !p.Ready() {
-				return false
-			}
+	deadline := time.Now().Add(readyTimeout)
+	for _, p := range procs {
+		if err := p.proc.WaitReady(context.Background(), time.Until(deadline)); err != nil {
+			s.T.Fatal(err)
 		}
-		return true
-	})
+	}
 }
 
 // Up starts a cub per agent, waits until they are ready (registered, with
@@ -413,32 +323,25 @@ func (s *Stack) StartOrchestratorWith(env ...string) *Proc {
 	if n := s.count("orchestrator"); n > 0 {
 		name = fmt.Sprintf("orchestrator-%d", n+1)
 	}
-	p := &Proc{Name: name, args: []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"}, stack: s}
-	p.env = append(append(s.baseEnv(), s.extraEnv(name)...), env...)
-	s.start(p)
-	return p
+	return s.start(name, []string{s.Bin.Orchestrator, "--id", name, "--leader-ttl", "2s"},
+		append(append(s.baseEnv(), s.extraEnv(name)...), env...))
 }
 
 // SetEnv replaces the extra environment used by the next Start.
 func (p *Proc) SetEnv(env ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.env = append(append(p.stack.baseEnv(), p.stack.extraEnv(p.Name)...), env...)
+	p.proc.SetEnv(append(append(p.stack.baseEnv(), p.stack.extraEnv(p.Name)...), env...))
 }
 
 // WaitExit waits until the process exits on its own and returns its exit
 // code; it fails the test after timeout.
 func (p *Proc) WaitExit(timeout time.Duration) int {
 	p.stack.T.Helper()
-	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.mu.Unlock()
 	select {
-	case <-exited:
+	case <-p.proc.Exited():
 	case <-time.After(timeout):
 		p.stack.T.Fatalf("%s did not exit within %s", p.Name, timeout)
 	}
-	return cmd.ProcessState.ExitCode()
+	return p.proc.ExitCode()
 }
 
 // Restart starts a process that exited (or was killed) again.

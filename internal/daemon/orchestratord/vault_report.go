@@ -27,10 +27,8 @@ type vaultReporter struct {
 
 func newVaultReporter(bb *blackboard.Client, path string, reg *metrics.Registry, log zerolog.Logger) *vaultReporter {
 	return &vaultReporter{bb: bb, path: path, log: log,
-		failures: reg.NewCounter(metrics.Opts{Namespace: "sett", Subsystem: "vault", Name: "pass_failures_total",
-			Help: "Vault passes that failed (a file or folder the orchestrator cannot read or write, most often)."}),
-		healthy: reg.NewGauge(metrics.Opts{Namespace: "sett", Subsystem: "vault", Name: "healthy",
-			Help: "1 while the vault bridge's last pass succeeded, 0 while it fails."}),
+		failures: reg.NewCounter(metrics.Subsystem("vault").Opts("pass_failures_total", "Vault passes that failed (a file or folder the orchestrator cannot read or write, most often).")),
+		healthy:  reg.NewGauge(metrics.Subsystem("vault").Opts("healthy", "1 while the vault bridge's last pass succeeded, 0 while it fails.")),
 	}
 }
 

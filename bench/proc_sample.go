@@ -1,125 +1,14 @@
 package bench
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/internal/tiedchild"
+	"github.com/settdev/sett/internal/daemonproc"
 )
-
-// daemonProcess is one started sett-orchestrator or sett-cub, with its log
-// in a file and its /healthz, /readyz and /metrics on HTTPAddr.
-type daemonProcess struct {
-	Name     string
-	HTTPAddr string
-	LogPath  string
-	// argv, env and dir are what it was started with (restart).
-	argv, env []string
-	dir       string
-	cmd       *exec.Cmd
-	exited    chan struct{}
-}
-
-// startDaemon starts argv (with --http-addr added) in dir with env.
-func startDaemon(name string, argv, env []string, dir string) (*daemonProcess, error) {
-	port, err := redistest.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	p := &daemonProcess{Name: name, HTTPAddr: "127.0.0.1:" + strconv.Itoa(port), LogPath: filepath.Join(dir, name+".log"),
-		argv: argv, env: env, dir: dir}
-	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	args := append([]string{"--http-addr", p.HTTPAddr}, argv[1:]...)
-	cmd := exec.Command(argv[0], args...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Tied to the harness: its own tool runs (the floor step) end threads,
-	// which would kill a daemon forked on one of them.
-	waited, err := tiedchild.Start(cmd)
-	if err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("bench: start %s: %w", name, err)
-	}
-	p.cmd, p.exited = cmd, make(chan struct{})
-	go func() { <-waited; logf.Close(); close(p.exited) }()
-	return p, nil
-}
-
-// Pid is the process id.
-func (p *daemonProcess) Pid() int { return p.cmd.Process.Pid }
-
-// ready reports whether the process answers /readyz with 200.
-func (p *daemonProcess) ready(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.HTTPAddr+"/readyz", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-// waitReady polls /readyz against one deadline; it fails early when the
-// process exits.
-func (p *daemonProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !p.ready(ctx) {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("bench: %s exited before it was ready; log %s:\n%s", p.Name, p.LogPath, tail(p.LogPath, 2000))
-		case <-deadline.C:
-			return fmt.Errorf("bench: %s not ready after %s; log %s:\n%s", p.Name, timeout, p.LogPath, tail(p.LogPath, 2000))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
-}
-
-// Stop sends SIGTERM and waits up to grace for the exit, then kills the
-// process group. The harness does not measure shutdowns, and a cub's
-// graceful stop waits for its blocking inbox read (up to 2s) to end.
-func (p *daemonProcess) Stop(grace time.Duration) {
-	if p == nil || p.cmd == nil {
-		return
-	}
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
-}
 
 // procSample is what /proc says about a process at one moment.
 type procSample struct {
@@ -213,20 +102,8 @@ func readPssKiB(pid int) (int64, error) {
 	return 0, fmt.Errorf("bench: no Pss in /proc/%d/smaps_rollup", pid)
 }
 
-// tail returns the last n bytes of a file, for error messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
-}
-
 // sampleProcs reads every process once, in order.
-func sampleProcs(procs []*daemonProcess) ([]procSample, error) {
+func sampleProcs(procs []*daemonproc.Process) ([]procSample, error) {
 	out := make([]procSample, len(procs))
 	for i, p := range procs {
 		var err error
@@ -245,7 +122,7 @@ func cpuPercent(first, last procSample) float64 {
 
 // rssBreakdown splits each process's RSS of the samples last into its
 // parts, with its Pss read now.
-func rssBreakdown(name, title string, procs []*daemonProcess, last []procSample) (Breakdown, error) {
+func rssBreakdown(name, title string, procs []*daemonproc.Process, last []procSample) (Breakdown, error) {
 	b := Breakdown{Name: name, Title: title,
 		Columns: []string{"PROCESS", "VmRSS", "RssAnon (heap, stacks)", "RssFile (binary text/data)", "Pss (shared pages divided)"}}
 	mb := func(kib int64) string { return formatValue(float64(kib) * 1024 / 1e6) }
