@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,15 +17,16 @@ import (
 )
 
 // Script calls, EVALSHA against FCALL (issues 31 and 34): what Redis
-// spends per call on a script run as the client runs it (EVALSHA of
-// lib.lua + the body) and on the same body registered once in a Redis
-// Functions library (FCALL), with the same keys and arguments. Run it on
-// its own, since it reads the server's statistics:
+// spends per call on a script run by EVALSHA (lib.lua + the body, as a
+// client that cannot use Functions runs it) and by FCALL of the same body
+// in the client's Functions library (lib.lua once), with the same keys and
+// arguments: the client's own methods make every call, switched with
+// UseFunctions. Run it on its own, since it reads the server's statistics:
 //
 //	go test -run '^$' -bench ScriptCalls -benchtime 1x ./pkg/blackboard/
 //
 // Each script is called scriptCallsPerBlock times per block, in
-// scriptCallRounds rounds that alternate which call style goes first; the
+// scriptCallRounds rounds that alternate which way goes first; the
 // figures are the medians over the rounds, per call, from Redis's own
 // INFO: commandstats (usec of the evalsha or fcall row ÷ its calls: the
 // time inside the script, its commands included) and INFO cpu
@@ -39,42 +39,6 @@ const (
 	scriptCallRounds    = 7
 	scriptCallsPerBlock = 300
 )
-
-// fcallRewrite is a go-redis hook that, while on, sends the client's
-// EVALSHA of a known script as FCALL of its function, with the same keys
-// and arguments: the client's own code builds every call.
-type fcallRewrite struct {
-	on   atomic.Bool
-	shas map[string]string
-}
-
-func (h *fcallRewrite) rewrite(cmd redis.Cmder) {
-	args := cmd.Args()
-	if !h.on.Load() || len(args) < 2 || !strings.EqualFold(fmt.Sprint(args[0]), "evalsha") {
-		return
-	}
-	if fn, ok := h.shas[fmt.Sprint(args[1])]; ok {
-		args[0], args[1] = "fcall", fn
-	}
-}
-
-func (h *fcallRewrite) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *fcallRewrite) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.rewrite(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *fcallRewrite) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			h.rewrite(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // serverWork is one reading of INFO commandstats and cpu.
 type serverWork struct {
@@ -123,13 +87,6 @@ type scriptCallCase struct {
 	call    func(ctx context.Context, i int) error
 }
 
-// callStyle is how a block sends its calls; command is its commandstats
-// row.
-type callStyle struct {
-	name, command string
-	fcall         bool
-}
-
 func BenchmarkScriptCalls(b *testing.B) {
 	srv, err := redistest.NewServer(redistest.ServerOptions{})
 	if err != nil {
@@ -138,41 +95,43 @@ func BenchmarkScriptCalls(b *testing.B) {
 	b.Cleanup(srv.Stop)
 	ctx := b.Context()
 	raw := srv.Raw()
-	lib, shas, err := blackboard.FunctionLibrary("sett_bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := raw.FunctionLoad(ctx, lib).Err(); err != nil {
-		b.Fatalf("FUNCTION LOAD: %v", err)
-	}
-	rewrite := &fcallRewrite{shas: shas}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password})
 	b.Cleanup(func() { _ = rdb.Close() })
-	rdb.AddHook(rewrite)
 	c, err := blackboard.New(ctx, rdb, blackboard.Options{Instance: "bench-script-calls"})
 	if err != nil {
 		b.Fatal(err)
+	}
+	// The no-op: preluded for EVALSHA, bare (no lib.lua), and in a
+	// library of its own.
+	load := func(text string) string {
+		sha, err := raw.ScriptLoad(ctx, text).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return sha
 	}
 	preluded, err := blackboard.Preluded(blackboard.NoopScript)
 	if err != nil {
 		b.Fatal(err)
 	}
-	noopSha, err := raw.ScriptLoad(ctx, preluded).Result()
+	noopSha, bareSha := load(preluded), load(blackboard.NoopScript)
+	noopLib, err := blackboard.NoopLibrary("sett_bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	bareSha, err := raw.ScriptLoad(ctx, blackboard.NoopScript).Result()
-	if err != nil {
-		b.Fatal(err)
+	if err := raw.FunctionLoad(ctx, noopLib).Err(); err != nil {
+		b.Fatalf("FUNCTION LOAD: %v", err)
 	}
-	shas[noopSha] = "sett_bench_noop"
+	noopCalls := map[string]func(ctx context.Context) error{
+		"evalsha": func(ctx context.Context) error { return rdb.EvalSha(ctx, noopSha, nil).Err() },
+		"fcall":   func(ctx context.Context) error { return rdb.FCall(ctx, "sett_bench_noop", nil).Err() },
+		"bare":    func(ctx context.Context) error { return rdb.EvalSha(ctx, bareSha, nil).Err() },
+	}
 
 	var goals []*blackboard.Artefact
 	var claims []*blackboard.Claim
 	cases := []scriptCallCase{
-		{name: "noop", call: func(ctx context.Context, _ int) error {
-			return rdb.EvalSha(ctx, noopSha, nil).Err()
-		}},
+		{name: "noop"},
 		{name: "beat", call: func(ctx context.Context, i int) error {
 			_, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, nil, 0)
 			return err
@@ -213,12 +172,12 @@ func BenchmarkScriptCalls(b *testing.B) {
 			return c.TakeLease(ctx, claims[i].ID, "coder", "1", "cub-1", time.Minute)
 		}},
 	}
-	styles := []callStyle{{"evalsha", "evalsha", false}, {"fcall", "fcall", true}}
+	styles := []string{"evalsha", "fcall"}
 	for _, sc := range cases {
 		b.Run(sc.name, func(b *testing.B) {
 			styles := styles
 			if sc.name == "noop" {
-				styles = append(slices.Clone(styles), callStyle{"bare", "evalsha", false})
+				styles = append(slices.Clone(styles), "bare")
 			}
 			usec := map[string][]float64{}
 			cpu := map[string][]float64{}
@@ -232,34 +191,39 @@ func BenchmarkScriptCalls(b *testing.B) {
 						sc.prepare(b, scriptCallsPerBlock)
 					}
 					call := sc.call
-					if sc.name == "noop" && st.name == "bare" {
-						call = func(ctx context.Context, _ int) error { return rdb.EvalSha(ctx, bareSha, nil).Err() }
+					if sc.name == "noop" {
+						noop := noopCalls[st]
+						call = func(ctx context.Context, _ int) error { return noop(ctx) }
+					} else if err := blackboard.UseFunctions(ctx, c, st == "fcall"); err != nil {
+						b.Fatal(err)
 					}
-					rewrite.on.Store(st.fcall)
+					command := "evalsha"
+					if st == "fcall" {
+						command = "fcall"
+					}
 					before := readServerWork(b, raw)
 					for i := range scriptCallsPerBlock {
 						if err := call(ctx, i); err != nil {
-							b.Fatalf("%s by %s: %v", sc.name, st.name, err)
+							b.Fatalf("%s by %s: %v", sc.name, st, err)
 						}
 					}
 					after := readServerWork(b, raw)
-					rewrite.on.Store(false)
-					n := after.calls[st.command] - before.calls[st.command]
+					n := after.calls[command] - before.calls[command]
 					if n != scriptCallsPerBlock {
-						b.Fatalf("%s by %s: Redis counted %d %s calls, want %d", sc.name, st.name, n, st.command, scriptCallsPerBlock)
+						b.Fatalf("%s by %s: Redis counted %d %s calls, want %d", sc.name, st, n, command, scriptCallsPerBlock)
 					}
-					usec[st.name] = append(usec[st.name], float64(after.usec[st.command]-before.usec[st.command])/float64(n))
+					usec[st] = append(usec[st], float64(after.usec[command]-before.usec[command])/float64(n))
 					// The second INFO's own cost is in the window: the
 					// same in every block.
-					cpu[st.name] = append(cpu[st.name], float64(after.cpuUsec-before.cpuUsec)/float64(n))
+					cpu[st] = append(cpu[st], float64(after.cpuUsec-before.cpuUsec)/float64(n))
 				}
 			}
 			var line []string
 			for _, st := range styles {
-				u, p := median(usec[st.name]), median(cpu[st.name])
-				b.ReportMetric(u, st.name+"-us/call")
-				b.ReportMetric(p, st.name+"-cpu-us/call")
-				line = append(line, fmt.Sprintf("%s %.2f µs (cpu %.2f)", st.name, u, p))
+				u, p := median(usec[st]), median(cpu[st])
+				b.ReportMetric(u, st+"-us/call")
+				b.ReportMetric(p, st+"-cpu-us/call")
+				line = append(line, fmt.Sprintf("%s %.2f µs (cpu %.2f)", st, u, p))
 			}
 			b.Logf("%s, medians of %d rounds × %d calls: %s", sc.name, scriptCallRounds, scriptCallsPerBlock, strings.Join(line, ", "))
 		})
