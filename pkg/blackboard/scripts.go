@@ -26,11 +26,13 @@ var scriptFS embed.FS
 //     default user: one library holds lib.lua once and every body
 //     wrapped as a function (libraryText, generated at load time; the
 //     .lua files are the same for both ways), loaded with FUNCTION LOAD
-//     and called with FCALL. Measured (BenchmarkScriptCalls, docs/redis.md):
-//     Redis spends 1.3–2.6 µs less per call on small scripts and up to
-//     ≈ 10–25 µs less on create_artefact and create_claim than with
-//     EVALSHA, which runs lib.lua's 19 definitions again on every call
-//     and keeps 21 copies of them in the scripts' Lua state.
+//     and called with FCALL. Measured with BenchmarkScriptCalls
+//     (docs/redis.md has the table): an FCALL costs Redis what a bare
+//     EVALSHA does, where EVALSHA of lib.lua + body runs lib.lua's 19
+//     definitions again on every call (≈ 1.0–1.2 µs), and the mid-sized
+//     scripts (beat, take_lease, submit_bid, create_claim) take 15–25 %
+//     less Redis time per call; create_artefact is within the noise.
+//     Never slower, so used wherever it is safe.
 //   - EVALSHA of lib.lua + the body (scriptBody), the fallback: on Redis
 //     6.2, when the library cannot be loaded (NOPERM, a proxy without
 //     FUNCTION), and always for a named ACL user (internal/acl). FUNCTION
