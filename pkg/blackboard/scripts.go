@@ -199,8 +199,9 @@ type scriptSet struct {
 	// a client that may not try them (tryFunctions).
 	functions    atomic.Bool
 	tryFunctions bool
-	// reload serialises preloads, so that the calls that all found
-	// their function missing at once load the library once.
+	// reload serialises preloads: of the calls that all found their
+	// function missing at once, the first loads the library and the
+	// others get "already exists", which Redis answers before compiling.
 	reload sync.Mutex
 }
 
