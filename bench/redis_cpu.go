@@ -129,7 +129,7 @@ func buildFloorPrograms(perClaim map[string]float64, claims, roundTrips int) ([]
 	names := make([]string, 0, len(perClaim))
 	var unknown []string
 	for n := range perClaim {
-		if n == "evalsha" || n == "eval" || n == "evalsha_ro" || n == "fcall" {
+		if n == "evalsha" || n == "eval" || n == "evalsha_ro" || n == "fcall" || n == "fcall_ro" {
 			continue // the scripts themselves: their commands are the rows
 		}
 		if _, ok := floorCommand(n, 0); !ok {

@@ -13,7 +13,7 @@ import (
 
 // RoundTripProxy forwards one daemon's Redis connections and counts what
 // the daemon asks of Redis: round trips, commands, and each round trip's
-// shape ("evalsha:submit_bid", "hgetall×5+time"...).
+// shape ("fcall:submit_bid", "hgetall×5+time"...).
 //
 // A round trip is a turn of the conversation on one connection: the client
 // sends (one command, or a whole pipeline, in as many TCP segments as it
@@ -229,8 +229,19 @@ func (c *proxyConn) finishTurn() {
 	c.clientTurn, c.shape = false, nil
 }
 
+// scriptOfFunction is the script a function of pkg/blackboard's library
+// runs: fn without its "sett_<16 hex digits>_" library prefix.
+func scriptOfFunction(fn string) string {
+	const prefix = len("sett_") + 16 + 1
+	if strings.HasPrefix(fn, "sett_") && len(fn) > prefix && fn[prefix-1] == '_' {
+		return fn[prefix:]
+	}
+	return fn
+}
+
 // commandLabel names a command for shapes: the lower-case command, the
-// script name for EVALSHA, and "(block)" for blocking stream reads.
+// script name for EVALSHA and FCALL (pkg/blackboard's functions are
+// sett_<16 hex digits>_<script>), and "(block)" for blocking stream reads.
 func commandLabel(args []string, scripts map[string]string) string {
 	if len(args) == 0 {
 		return "?"
@@ -246,13 +257,17 @@ func commandLabel(args []string, scripts map[string]string) string {
 				return "evalsha:" + args[1][:8]
 			}
 		}
+	case "fcall", "fcall_ro":
+		if len(args) > 1 {
+			return name + ":" + scriptOfFunction(args[1])
+		}
 	case "xread", "xreadgroup":
 		for _, a := range args[1:] {
 			if strings.EqualFold(a, "block") {
 				return name + "(block)"
 			}
 		}
-	case "client", "script", "xgroup", "command":
+	case "client", "script", "function", "xgroup", "command":
 		if len(args) > 1 {
 			return name + " " + strings.ToLower(args[1])
 		}

@@ -117,6 +117,24 @@ func TestRoundTripProxyCountsTurnsCommandsAndShapes(t *testing.T) {
 	}
 }
 
+func TestCommandLabelNamesScripts(t *testing.T) {
+	scripts := map[string]string{"da39a3ee5e6b4b0d3255bfef95601890afd80709": "beat"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"EVALSHA", "da39a3ee5e6b4b0d3255bfef95601890afd80709", "0"}, "evalsha:beat"},
+		{[]string{"EVALSHA", "0123456789abcdef0123", "0"}, "evalsha:01234567"},
+		{[]string{"FCALL", "sett_0123456789abcdef_submit_bid", "1", "k"}, "fcall:submit_bid"},
+		{[]string{"FCALL", "other_function", "0"}, "fcall:other_function"},
+		{[]string{"FUNCTION", "LOAD", "#!lua name=x"}, "function load"},
+	} {
+		if got := commandLabel(tc.args, scripts); got != tc.want {
+			t.Errorf("commandLabel(%v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
 func TestShapeOf(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

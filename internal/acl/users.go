@@ -112,6 +112,11 @@ var maintenance = []string{
 // per-family selectors below: the same for a command sent directly and
 // for one a script runs. What a script does beyond single writes (ending
 // a workflow, leading, deciding) is a privilege it checks (Privileges).
+//
+// No user gets FUNCTION or FCALL: a Functions library is server-wide and
+// keyless, so a user allowed to load one could replace code that other
+// users run under their rights. A client connecting as a named user runs
+// the scripts by EVALSHA (pkg/blackboard/scripts.go).
 func Users(instance string, hashTag bool, agents []string) []User {
 	prefix := "sett:" + instance + ":"
 	if hashTag {

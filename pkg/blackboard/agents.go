@@ -78,11 +78,11 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 	}
 	run := func() ([]*redis.Cmd, error) {
 		pipe := c.rdb.Pipeline()
-		pipe.EvalSha(ctx, c.scripts.beat.sha, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
+		c.scripts.call(ctx, pipe, c.scripts.beat, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
 			consumer, ttl.Milliseconds())
 		cmds := make([]*redis.Cmd, len(leases))
 		for i, l := range leases {
-			cmds[i] = pipe.EvalSha(ctx, c.scripts.extendLease.sha, []string{c.keys.Lease(l.ClaimID, agent)},
+			cmds[i] = c.scripts.call(ctx, pipe, c.scripts.extendLease, []string{c.keys.Lease(l.ClaimID, agent)},
 				leaseValue(l.Token, consumer), leaseTTL.Milliseconds())
 		}
 		if len(entries) > 0 {
@@ -249,7 +249,7 @@ func (c *Client) TakeGrant(ctx context.Context, g InboxMessage, holder string, t
 	run := func() (*redis.Cmd, [3]*redis.MapStringStringCmd, error) {
 		var reads [3]*redis.MapStringStringCmd
 		pipe := c.rdb.Pipeline()
-		lease := pipe.EvalSha(ctx, c.scripts.takeLease.sha,
+		lease := c.scripts.call(ctx, pipe, c.scripts.takeLease,
 			[]string{c.keys.Claim(g.ClaimID), c.keys.Grants(g.ClaimID), c.keys.Outputs(g.ClaimID), c.keys.Lease(g.ClaimID, g.Agent)},
 			g.Agent, g.Token, ttl.Milliseconds(), holder)
 		reads[0] = pipe.HGetAll(ctx, c.keys.Claim(g.ClaimID))

@@ -1,6 +1,7 @@
 package blackboard_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strconv"
@@ -561,52 +562,79 @@ func TestResolveLatest(t *testing.T) {
 	wantErr(t, err, blackboard.ErrInvalid)
 }
 
-// TestScriptCacheLoss flushes the server's script cache (a restart without
-// persistence, or an operator's SCRIPT FLUSH) and writes again: the client
-// reloads its scripts on NOSCRIPT. It uses a private server so the flush
-// cannot disturb tests running in parallel on the shared one.
+// TestScriptCacheLoss flushes the server's scripts (a restart without
+// persistence, or an operator's SCRIPT FLUSH or FUNCTION FLUSH) and
+// writes again, once with the scripts run by EVALSHA and once as
+// Functions: the client reloads them on NOSCRIPT / "Function not found",
+// for single calls and pipelined ones. It uses a private server so the
+// flush cannot disturb tests running in parallel on the shared one.
 func TestScriptCacheLoss(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("integration test: needs redis-server (run without -short)")
 	}
-	srv, err := redistest.NewServer(redistest.ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	ctx := t.Context()
-	c, err := blackboard.Dial(ctx, srv.URL(), blackboard.Options{Instance: "flush"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = raw.Close() })
+	for _, tc := range []struct {
+		name      string
+		functions bool
+		flush     func(ctx context.Context, raw *redis.Client) error
+	}{
+		{"EVALSHA, SCRIPT FLUSH", false, func(ctx context.Context, raw *redis.Client) error { return raw.ScriptFlush(ctx).Err() }},
+		{"FCALL, FUNCTION FLUSH", true, func(ctx context.Context, raw *redis.Client) error { return raw.FunctionFlush(ctx).Err() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, err := redistest.NewServer(redistest.ServerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Stop)
+			ctx := t.Context()
+			raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			t.Cleanup(func() { _ = raw.Close() })
+			if !tc.functions {
+				// A user that may not load functions keeps EVALSHA, also
+				// when it reloads.
+				if err := raw.Do(ctx, "ACL", "SETUSER", "default", "-function|load").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := blackboard.Dial(ctx, srv.URL(), blackboard.Options{Instance: "flush"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			if got := blackboard.UsesFunctions(c); got != tc.functions {
+				t.Fatalf("the client uses functions: %v, want %v", got, tc.functions)
+			}
 
-	flush := func() {
-		t.Helper()
-		if err := raw.ScriptFlush(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	flush()
-	g := create(t, c, goal())
-	flush()
-	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true,
-		Grants: map[string]string{"coder": "1"}})
-	flush()
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
-		t.Fatalf("TakeLease after SCRIPT FLUSH: %v", err)
-	}
-	flush()
-	// Heartbeat sends its EVALSHAs in a pipeline.
-	lost, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
-	if err != nil || len(lost) != 0 {
-		t.Fatalf("Heartbeat after SCRIPT FLUSH = %v, %v; want no lost leases", lost, err)
-	}
-	if _, err := c.GetArtefact(ctx, g.ID); err != nil {
-		t.Fatal(err)
+			flush := func() {
+				t.Helper()
+				if err := tc.flush(ctx, raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flush()
+			g := create(t, c, goal())
+			flush()
+			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true,
+				Grants: map[string]string{"coder": "1"}})
+			flush()
+			if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
+				t.Fatalf("TakeLease after the flush: %v", err)
+			}
+			flush()
+			// Heartbeat sends its script calls in a pipeline.
+			lost, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
+			if err != nil || len(lost) != 0 {
+				t.Fatalf("Heartbeat after the flush = %v, %v; want no lost leases", lost, err)
+			}
+			if _, err := c.GetArtefact(ctx, g.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got := blackboard.UsesFunctions(c); got != tc.functions {
+				t.Fatalf("after the reloads the client uses functions: %v, want %v", got, tc.functions)
+			}
+		})
 	}
 }
 

@@ -78,7 +78,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client,
 	if opts.WaitReplicas > 0 && isCluster(rdb) {
 		return nil, fmt.Errorf("%w: wait_replicas is not supported on a Redis Cluster (WAIT has no key to route by); use min-replicas-to-write on the cluster's masters", ErrInvalid)
 	}
-	scripts, err := loadScriptSet()
+	scripts, err := loadScriptSet(tryFunctions(aclUser(rdb)))
 	if err != nil {
 		return nil, err
 	}
