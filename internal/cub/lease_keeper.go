@@ -250,7 +250,8 @@ func (k *LeaseKeeper) heartbeat(ctx context.Context, leases []blackboard.Lease) 
 	defer cancel()
 	done := make(chan beatResult, 1)
 	k.sender.do(func() {
-		lost, err := k.bb.Heartbeat(bctx, k.cfg.Agent, k.cfg.Consumer, k.cfg.HeartbeatTTL, leases, k.cfg.LeaseTTL)
+		lost, err := k.bb.Heartbeat(bctx, blackboard.HeartbeatParams{Agent: k.cfg.Agent, Consumer: k.cfg.Consumer,
+			TTL: k.cfg.HeartbeatTTL, Leases: leases, LeaseTTL: k.cfg.LeaseTTL})
 		done <- beatResult{lost: lost, err: err}
 	})
 	select {

@@ -62,7 +62,7 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 			"decision": string(blackboard.ApprovalApproved), "by": cl.Approval.By, "channel": string(cl.Approval.Channel),
 		})),
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.TimerArmedFunc(a.claims.BidTimeout)

@@ -305,7 +305,7 @@ func (a *ClaimAdvancer) askAgain(ctx context.Context, st *blackboard.ClaimState,
 			"waiting_ms": itoa64(st.NowMs - since), "no_bid_timeout_ms": itoa64(a.cfg.NoBidTimeout.Milliseconds()),
 		})},
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.TimerArmedFunc(d.Delay)
@@ -399,14 +399,12 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 	cl := st.Claim
 	if p, agents, ok := nextPhase(p, bids); ok {
 		info := phaseInfo[p]
-		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
 			Set:        blackboard.ClaimPatch{Attempts: 1, ReviewDecision: decision},
 			IgnoreBids: silent, Grants: map[string]string{},
 			ArmTimer: true, TimerIn: a.claims.LeaseTTL + leaseMargin,
-			Gate:   a.gate(),
-			Waited: &waited,
+			Gate: a.gate(),
 			Events: append(events, a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
 				"phase": info.name, "agents": strings.Join(agents, ","),
 			})),
@@ -437,11 +435,12 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 			t.Grants[agent] = "1"
 			t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, info.grant, "1"))
 		}
-		if err := a.transition(ctx, t); err != nil {
+		res, err := a.transition(ctx, t)
+		if err != nil {
 			return err
 		}
-		if waited > 0 {
-			a.m.QueueWait.Observe(waited.Seconds())
+		if res.Waited > 0 {
+			a.m.QueueWait.Observe(res.Waited.Seconds())
 		}
 		failpoint.Hit("granted-" + info.name)
 		if cl.Status == blackboard.ClaimPendingConsensus {
@@ -671,7 +670,8 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	t := a.regrant(cl, lost, token, blackboard.ClaimPatch{Attempts: attempt}, blackboard.EventLeaseLost,
 		map[string]string{"attempt": token, "max_attempts": strconv.Itoa(a.cfg.MaxGrantAttempts)})
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
-	return a.transition(ctx, t)
+	_, err = a.transition(ctx, t)
+	return err
 }
 
 // maxHandBacks bounds how often a claim's grants may be handed back
@@ -697,7 +697,8 @@ func (a *ClaimAdvancer) grantAgain(ctx context.Context, cl *blackboard.Claim, ag
 		map[string]string{"token": token, "handbacks": strconv.Itoa(n)})
 	a.m.GrantsHandedBack.Add(float64(len(agents)))
 	a.log.Info().Str("claim_id", cl.ID).Strs("agents", agents).Str("token", token).Msg("grant handed back by a draining cub; granting again without counting an attempt")
-	return a.transition(ctx, t)
+	_, err := a.transition(ctx, t)
+	return err
 }
 
 // regrant is the transition that grants the claim's current work again
@@ -768,12 +769,12 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	t.Events = append(t.Events, events...)
 	// A workflow this step completes is counted here rather than read
 	// back from the queue (a failed one still is: its claims must end).
-	var ended bool
-	t.Ended = &ended
-	if err := a.transition(ctx, t); err != nil {
+	t.CountEnd = true
+	res, err := a.transition(ctx, t)
+	if err != nil {
 		return err
 	}
-	if ended {
+	if res.Ended {
 		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
 	}
 	a.m.ClaimsFinished.WithLabelValues(string(to)).Inc()
@@ -816,21 +817,21 @@ func (a *ClaimAdvancer) CompletedByResult(ev blackboard.Event) {
 // transition applies t under the current epoch. A stale status means
 // another handler already took this step: errMovedOn, which the public
 // methods treat as done.
-func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) error {
+func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) (blackboard.TransitionResult, error) {
 	t.Epoch = a.epoch()
-	_, err := a.bb.TransitionClaim(ctx, t)
+	res, err := a.bb.TransitionClaim(ctx, t)
 	if errors.Is(err, blackboard.ErrStaleStatus) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
-		return errMovedOn
+		return res, errMovedOn
 	}
 	if errors.Is(err, blackboard.ErrWaiting) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Err(err).Msg("grant waits for the scheduler")
-		return err
+		return res, err
 	}
 	if err == nil && t.ArmTimer {
 		a.TimerArmedFunc(t.TimerIn)
 	}
-	return err
+	return res, err
 }
 
 // grantMessage is the grant of cl to agent; it says which attempt of the

@@ -354,7 +354,7 @@ func TestLeaseCheckFollowsTheLeaseExpiry(t *testing.T) {
 	f.bid(claimID, "ex", blackboard.BidExclusive)
 	ctx := t.Context()
 	// The cub took the lease and renewed it last a while ago: 3 s are left.
-	if err := f.bb.TakeLease(ctx, claimID, "ex", "1", "cub-1", 3*time.Second); err != nil {
+	if err := f.bb.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: claimID, Agent: "ex", Token: "1", Holder: "cub-1", TTL: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	// The grant is older than the lease TTL, as if a minute had passed.

@@ -111,7 +111,8 @@ func (a *ClaimAdvancer) mergeMemory(ctx context.Context, b *phaseBoundary, updat
 	if !changed {
 		return nil
 	}
-	err := a.bb.WriteSharedMemory(ctx, cl.WorkflowID, cl.ID, string(merged.Encode()), b.rev, a.epoch())
+	err := a.bb.WriteSharedMemory(ctx, blackboard.WriteSharedMemoryParams{WorkflowID: cl.WorkflowID, ClaimID: cl.ID,
+		Doc: string(merged.Encode()), ExpectRev: b.rev, Epoch: a.epoch()})
 	switch {
 	case err == nil:
 		a.m.MemoryMerges.Inc()

@@ -161,7 +161,7 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 	if len(t.Grants) == 0 {
 		t.Gate = nil // only a re-grant is subject to the scheduler
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return nil, nil, false, err
 	}
 	return nil, nil, true, nil

@@ -60,7 +60,7 @@ func (a *ClaimAdvancer) skipAdvisory(ctx context.Context, st *blackboard.ClaimSt
 			"note": "advisory reviewer " + agent + " did not answer within its deadline of " + d.String() + "; the review phase decides without it",
 		}))
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Strs("agents", agents).
@@ -110,7 +110,7 @@ func (a *ClaimAdvancer) askAgainAfterError(ctx context.Context, b *phaseBoundary
 		}))
 	}
 	t.Set.Retries = retries
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.m.Retries.WithLabelValues("granted").Add(float64(len(agents)))
@@ -139,7 +139,7 @@ func (a *ClaimAdvancer) grantAfterGate(ctx context.Context, b *phaseBoundary, re
 		t.Grants[agent] = "1"
 		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, blackboard.GrantReview, "1"))
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.m.Grants.WithLabelValues(phaseInfo[phaseReview].name).Add(float64(len(rest)))

@@ -596,12 +596,12 @@ func TestScriptCacheLoss(t *testing.T) {
 	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true,
 		Grants: map[string]string{"coder": "1"}})
 	flush()
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-1", TTL: time.Minute}); err != nil {
 		t.Fatalf("TakeLease after SCRIPT FLUSH: %v", err)
 	}
 	flush()
 	// Heartbeat sends its EVALSHAs in a pipeline.
-	lost, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
+	lost, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-1", TTL: time.Minute, Leases: []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, LeaseTTL: time.Minute})
 	if err != nil || len(lost) != 0 {
 		t.Fatalf("Heartbeat after SCRIPT FLUSH = %v, %v; want no lost leases", lost, err)
 	}
