@@ -118,6 +118,6 @@ func toToolArtefact(a *blackboard.Artefact) tool.Artefact {
 		ID: a.ID, LogicalID: a.LogicalID, Version: a.Version, StructuralType: string(a.StructuralType),
 		Type: a.Type, Payload: a.Payload, SourceArtefacts: a.SourceArtefacts, ProducedByRole: a.ProducedByRole,
 		WorkflowID: a.WorkflowID, ClaimID: a.ClaimID, Summary: a.Summary, CreatedAtMs: a.CreatedAtMs,
-		Metadata: a.Metadata, ProducedByAgent: a.ProducedByAgent,
+		Metadata: a.Metadata, Priority: a.Priority, ProducedByAgent: a.ProducedByAgent,
 	}
 }

@@ -164,8 +164,8 @@ func TestParseTask(t *testing.T) {
 	}
 	want, _ := priority.Score(priority.Input{Priority: "high", Deadline: "2026-01-28T11:00:00Z", From: "ceo@company.com"}, w, now)
 	g := tk.Goal
-	if tk.Score != want || g.Metadata["subject"] != "Board deck" || g.Metadata["approval_timeout"] != "30m" ||
-		g.Metadata["priority_label"] != "high" || g.Payload != "Prepare the deck." || g.Summary != "Board deck" || !g.IsGoal() {
+	if tk.Score != want || g.Priority != want || g.Metadata["subject"] != "Board deck" || g.Metadata["approval_timeout"] != "30m" ||
+		g.Metadata["priority"] != "high" || g.Payload != "Prepare the deck." || g.Summary != "Board deck" || !g.IsGoal() {
 		t.Errorf("task %d (want %d), goal %+v", tk.Score, want, g)
 	}
 	if again, _ := parseTask(f, w, now); again.Goal.ID != g.ID {

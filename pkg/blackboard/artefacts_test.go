@@ -118,7 +118,8 @@ func TestCreateGoalStartsWorkflow(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := goal()
-	g.Metadata = map[string]string{"priority": "7"}
+	g.Priority = 7
+	g.Metadata = map[string]string{"priority": "high"} // the person's words: not read
 	create(t, c, g)
 
 	wf, err := c.GetWorkflow(ctx, g.ID)
@@ -158,20 +159,19 @@ func TestCreateGoalPriorityRange(t *testing.T) {
 	raw := redistest.Raw(t)
 	cases := []struct {
 		name     string
-		priority string
+		priority int
 		ok       bool
 	}{
-		{"max int32", "2147483647", true},
-		{"min int32", "-2147483648", true},
-		{"over int32", "2147483648", false},
-		{"under int32", "-3000000000", false},
-		{"huge (Lua would print 1e+16)", "10000000000000000", false},
-		{"not a number", "high", false},
+		{"max int32", 2147483647, true},
+		{"min int32", -2147483648, true},
+		{"over int32", 2147483648, false},
+		{"under int32", -3000000000, false},
+		{"huge (Lua would print 1e+16)", 10000000000000000, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := goal()
-			g.Metadata = map[string]string{"priority": tc.priority}
+			g.Priority = tc.priority
 			before := snapshot(t, raw, c)
 			err := c.CreateArtefact(t.Context(), g, blackboard.WriteAuth{})
 			if !tc.ok {
@@ -186,8 +186,8 @@ func TestCreateGoalPriorityRange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strconv.Itoa(wf.Priority) != tc.priority {
-				t.Errorf("priority = %d, want %s", wf.Priority, tc.priority)
+			if wf.Priority != tc.priority {
+				t.Errorf("priority = %d, want %d", wf.Priority, tc.priority)
 			}
 		})
 	}
@@ -224,6 +224,12 @@ func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 			again.CreatedAtMs = 0
 			return setup{a: &again}
 		}, blackboard.ErrExists},
+		{"priority on an artefact that is not a goal", func(t *testing.T, c *blackboard.Client) setup {
+			g := startWorkflow(t, c)
+			a := child(g.ID)
+			a.Priority = 3
+			return setup{a: a}
+		}, blackboard.ErrInvalid},
 		{"duplicate version", func(t *testing.T, c *blackboard.Client) setup {
 			g := startWorkflow(t, c)
 			v1 := create(t, c, child(g.ID))
