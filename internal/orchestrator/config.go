@@ -41,9 +41,10 @@ type Config struct {
 	HeartbeatTTL time.Duration
 	// LeaderTTL is the leader lease TTL (config.DefaultLeaderTTL).
 	LeaderTTL time.Duration
-	// Workers is the number of concurrent claim handlers
-	// (config.DefaultWorkers).
-	Workers int
+	// ClaimHandlers is the number of concurrent claim handlers, the
+	// dispatcher's goroutines (config.DefaultWorkers; not the containers
+	// of package worker).
+	ClaimHandlers int
 	// Escalation is the hook run with every workflow_escalated event
 	// (escalation in sett.yml); an empty command disables it.
 	Escalation escalation.Hook
@@ -232,7 +233,7 @@ func ConfigFrom(c *config.Config) Config {
 		AgentLimits:     limits,
 		HeartbeatTTL:    o.AgentHeartbeatTTL.Std(),
 		LeaderTTL:       config.DefaultLeaderTTL,
-		Workers:         config.DefaultWorkers,
+		ClaimHandlers:   config.DefaultWorkers,
 		Escalation:      c.Escalation.Hook(),
 		Retention:       RetentionFrom(c.Retention),
 	}
@@ -285,7 +286,7 @@ func (s *Config) applyDefaults() {
 	fill(&s.Reconciler.Rate, d.Reconciler.Rate)
 	fill(&s.HeartbeatTTL, d.HeartbeatTTL)
 	fill(&s.LeaderTTL, d.LeaderTTL)
-	fill(&s.Workers, d.Workers)
+	fill(&s.ClaimHandlers, d.ClaimHandlers)
 	fill(&s.LivenessRefresh, d.LivenessRefresh)
 }
 

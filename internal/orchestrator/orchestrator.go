@@ -69,7 +69,7 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	o.m.Leading.Set(1)
 	defer o.m.Leading.Set(0)
 	epochFn := func() int64 { return epoch }
-	disp := NewDispatcher(o.cfg.Workers, 256)
+	disp := NewDispatcher(o.cfg.ClaimHandlers, 256)
 	advancer := NewClaimAdvancer(AdvancerParams{Client: o.bb, Config: o.cfg.Advancer, Claims: o.cfg.Claims,
 		Directory: o.dir, Epoch: epochFn, Metrics: o.m, Log: o.base})
 	learnings := NewLearningsPublisher(o.bb, o.cfg.VaultManagesToolMemory, o.base)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/priority"
 )
 
@@ -26,7 +26,7 @@ func TestScaffoldIsIdempotentAndKeepsFiles(t *testing.T) {
 		}
 	}
 	mem, _ := os.ReadFile(filepath.Join(dir, AgentMemoryFile))
-	if string(mem) != agentmemory.Template {
+	if string(mem) != learningsfile.Template {
 		t.Errorf("Agent_Memory.md is not the learning loop's starter:\n%s", mem)
 	}
 	edited := "# Agent Memory\n\nmine\n"
