@@ -66,13 +66,13 @@ func (r *runner) startVault(ctx context.Context, url, name string, settle time.D
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	br := vault.NewBridge(bb, vault.Options{Path: dir, RescanInterval: 30 * time.Second, Settle: settle}, zerolog.Nop())
-	set := orchestrator.Settings{
-		Approvals:              config.ApprovalsConfig{ArtefactTypes: []string{blackboard.GoalType}, OnReject: config.OnRejectEnd},
+	cfg := orchestrator.Config{
+		Claims:                 orchestrator.ClaimConfig{Approvals: config.ApprovalsConfig{ArtefactTypes: []string{blackboard.GoalType}, OnReject: config.OnRejectEnd}},
 		LeaderServices:         []orchestrator.LeaderService{{Name: "vault_bridge", Run: br.Run}},
 		VaultManagesToolMemory: true,
 		LeaderTTL:              2 * time.Second,
 	}
-	o := orchestrator.New(bb, set, orchestrator.NewMetrics(metrics.NewRegistry()), zerolog.Nop(), "bench-"+name)
+	o := orchestrator.New(bb, cfg, orchestrator.NewMetrics(metrics.NewRegistry()), zerolog.Nop(), "bench-"+name)
 	octx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- o.Run(octx) }()

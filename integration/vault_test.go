@@ -132,7 +132,7 @@ func TestVaultSeed000(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if goal.Type != blackboard.GoalType || goal.Metadata["subject"] != "Invoice #99" || goal.Metadata["priority"] != "10" ||
+	if goal.Type != blackboard.GoalType || goal.Metadata["subject"] != "Invoice #99" || goal.Metadata["priority"] != "high" || goal.Priority != 10 ||
 		!strings.Contains(goal.Payload, "invoice #99") {
 		t.Fatalf("goal %+v", goal)
 	}

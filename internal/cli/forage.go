@@ -172,13 +172,6 @@ func runForage(cmd *cobra.Command, app *App, o forageOptions) error {
 			return err
 		}
 		g := blackboard.NewGoal(doc.Text, score.Total, "user", doc.Metadata)
-		// NewGoal writes the score as "priority"; keep what the person wrote
-		// there (the blackboard orders by "score").
-		if p, ok := doc.Metadata[metaPriority]; ok {
-			g.Metadata[metaPriority] = p
-		} else {
-			delete(g.Metadata, metaPriority)
-		}
 		if s := strings.TrimSpace(doc.Metadata["subject"]); s != "" {
 			g.Summary = textcut.Runes(oneLine(s), 200)
 		}

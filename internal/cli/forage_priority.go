@@ -11,14 +11,13 @@ import (
 	"github.com/settdev/sett/internal/priority"
 )
 
-// Goal metadata keys of the priority score. priority, deadline
-// and from keep what the person wrote; score is what the scheduler orders
-// by (the workflow's and its claims' priority).
+// Goal metadata keys of the priority score: what the person wrote. The
+// score computed from them is the goal's Priority (the workflow's and its
+// claims' order), not metadata.
 const (
 	metaPriority = "priority"
 	metaDeadline = "deadline"
 	metaFrom     = "from"
-	metaScore    = "score"
 )
 
 // priorityWeights returns the scoring weights of the workspace's sett.yml
@@ -50,7 +49,6 @@ func scoreGoal(app *App, meta map[string]string) (priority.Breakdown, error) {
 	if err != nil {
 		return b, usageError("%v: nothing was posted", err)
 	}
-	meta[metaScore] = strconv.Itoa(b.Total)
 	return b, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,12 +79,14 @@ func TestForageGoalFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"priority": tc.priority, "deadline": "2024-06-01", "from": "alice", "subject": "Health check", "team": "platform",
-				"score": strconv.Itoa(tc.score)}
+			want := map[string]string{"priority": tc.priority, "deadline": "2024-06-01", "from": "alice", "subject": "Health check", "team": "platform"}
 			for k, v := range want {
 				if g.Metadata[k] != v {
 					t.Errorf("metadata[%s] = %q, want %q (all: %v)", k, g.Metadata[k], v, g.Metadata)
 				}
+			}
+			if g.Priority != tc.score {
+				t.Errorf("goal priority %d, want the score %d", g.Priority, tc.score)
 			}
 			if w, err := e.bb.GetWorkflow(t.Context(), id); err != nil || w.Priority != tc.score {
 				t.Errorf("workflow priority %+v, %v; want the score %d", w, err, tc.score)
@@ -365,8 +366,8 @@ func TestForageScoresWithTheWorkspaceWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Metadata["score"] != "41" || g.Metadata["priority"] != "high" || g.Metadata["deadline"] != deadline {
-		t.Errorf("metadata = %v", g.Metadata)
+	if _, ok := g.Metadata["score"]; ok || g.Priority != 41 || g.Metadata["priority"] != "high" || g.Metadata["deadline"] != deadline {
+		t.Errorf("priority %d, metadata = %v; want the score 41 as the priority, the person's words in the metadata", g.Priority, g.Metadata)
 	}
 	if w, err := e.bb.GetWorkflow(t.Context(), res.GoalID); err != nil || w.Priority != 41 {
 		t.Errorf("workflow = %+v, %v; want priority 41", w, err)

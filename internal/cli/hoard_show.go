@@ -177,6 +177,9 @@ func renderArtefactView(w io.Writer, style outputStyle, v *artefactView) {
 	kv("produced by", prod)
 	kv("created", stamp(now, msTime(a.CreatedAtMs)))
 	kv("depth", fmt.Sprint(a.Depth))
+	if a.IsGoal() {
+		kv("score", fmt.Sprint(a.Priority))
+	}
 	kv("summary", oneLine(a.Summary))
 	if a.StructuralType == blackboard.StructuralReview {
 		kv("verdict", verdictText(a))

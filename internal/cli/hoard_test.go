@@ -202,7 +202,7 @@ func TestHoardShowsOneArtefactByShortID(t *testing.T) {
 		}
 	}
 	goal := e.mustRun(t, "hoard", s.goal.ID)
-	for _, want := range []string{"from: alice", "priority: 3", "Add a /health endpoint\n\nIt must return 200.", "(this goal starts it)"} {
+	for _, want := range []string{"from: alice", "score            3", "Add a /health endpoint\n\nIt must return 200.", "(this goal starts it)"} {
 		if !strings.Contains(goal, want) {
 			t.Errorf("hoard <goal> lacks %q:\n%s", want, goal)
 		}

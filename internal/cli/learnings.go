@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -35,7 +35,7 @@ edit it there). In -o json, a hand-written learning has source "hand_written".`,
 				if err != nil {
 					return err
 				}
-				hand := agentmemory.HandWritten(tm.Learnings, ls)
+				hand := learningsfile.HandWritten(tm.Learnings, ls)
 				out := cmd.OutOrStdout()
 				if output == "json" {
 					all := append(append([]blackboard.Learning{}, ls...), hand...)
@@ -46,18 +46,18 @@ edit it there). In -o json, a hand-written learning has source "hand_written".`,
 					return nil
 				}
 				for _, l := range ls {
-					fmt.Fprintln(out, oneLine(agentmemory.RenderLine(l)))
+					fmt.Fprintln(out, oneLine(learningsfile.RenderLine(l)))
 				}
 				if len(hand) > 0 {
 					if len(ls) > 0 {
 						fmt.Fprintln(out)
 					}
-					fmt.Fprintf(out, "Written by hand in %s:\n", agentmemory.FileName)
+					fmt.Fprintf(out, "Written by hand in %s:\n", learningsfile.FileName)
 					for _, l := range hand {
 						fmt.Fprintln(out, "- "+oneLine(l.Text))
 					}
 				}
-				if w := agentmemory.Warning(len(ls) + len(hand)); w != "" {
+				if w := learningsfile.Warning(len(ls) + len(hand)); w != "" {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.String(w))
 				}
 				return nil

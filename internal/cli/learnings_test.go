@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestLearningsIncludesHandWritten(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	file := agentmemory.Template + "- Always run the linter before a commit.\n"
+	file := learningsfile.Template + "- Always run the linter before a commit.\n"
 	if err := e.bb.PublishToolMemory(t.Context(), file, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 // Safe for concurrent use.
 type Bidder struct {
 	bb    *blackboard.Client
-	set   Settings
+	cfg   BidderConfig
 	rules bidding.Rules
 	log   zerolog.Logger
 	// RunFunc runs the bid script; tool.Run unless a test replaces it.
@@ -30,11 +30,12 @@ type Bidder struct {
 	env     []string
 }
 
-// NewBidder returns a bidder for the agent in set.
-func NewBidder(bb *blackboard.Client, set Settings, env []string, log zerolog.Logger) *Bidder {
-	rules := bidding.Rules{Role: set.Role, Strategy: blackboard.Bid(set.Strategy), Consumes: set.Consumes,
-		BidOnOwnOutputs: set.BidOnOwnOutputs, HasScript: len(set.BidScript) > 0}
-	return &Bidder{bb: bb, set: set, rules: rules, env: env, RunFunc: tool.Run,
+// NewBidder returns a bidder for the agent cfg describes; env is its bid
+// script's environment.
+func NewBidder(bb *blackboard.Client, cfg BidderConfig, env []string, log zerolog.Logger) *Bidder {
+	rules := bidding.Rules{Role: cfg.Role, Strategy: blackboard.Bid(cfg.Strategy), Consumes: cfg.Consumes,
+		BidOnOwnOutputs: cfg.BidOnOwnOutputs, HasScript: len(cfg.BidScript) > 0}
+	return &Bidder{bb: bb, cfg: cfg, rules: rules, env: env, RunFunc: tool.Run,
 		log: log.With().Str("component", "bidder").Logger()}
 }
 
@@ -68,13 +69,13 @@ func (b *Bidder) fromScript(ctx context.Context, req blackboard.InboxMessage) (b
 		return "", false
 	}
 	in, err := json.Marshal(bidScriptInput{Claim: view.Claim, TargetArtefact: toToolArtefact(view.Target),
-		Agent: b.set.Agent, Role: b.set.Role, Instance: b.bb.Instance()})
+		Agent: b.cfg.Agent, Role: b.cfg.Role, Instance: b.bb.Instance()})
 	if err != nil {
 		return "", false
 	}
-	res := b.RunFunc(ctx, tool.Spec{Command: b.set.BidScript, Dir: b.set.Workspace, Env: b.env, Stdin: in,
-		Timeout: b.set.BidScriptTimeout, MaxStdout: 64 << 10, MaxStderr: 64 << 10,
-		Ledger: b.set.ToolLedger, Sandbox: b.set.Sandbox})
+	res := b.RunFunc(ctx, tool.Spec{Command: b.cfg.BidScript, Dir: b.cfg.Workspace, Env: b.env, Stdin: in,
+		Timeout: b.cfg.BidScriptTimeout, MaxStdout: 64 << 10, MaxStderr: 64 << 10,
+		Ledger: b.cfg.ToolLedger, Sandbox: b.cfg.Sandbox})
 	log := b.log.With().Str("claim_id", req.ClaimID).Logger()
 	if len(res.Stderr) > 0 {
 		log.Info().Str("stderr", string(res.Stderr)).Msg("bid_script stderr")
@@ -117,6 +118,6 @@ func toToolArtefact(a *blackboard.Artefact) tool.Artefact {
 		ID: a.ID, LogicalID: a.LogicalID, Version: a.Version, StructuralType: string(a.StructuralType),
 		Type: a.Type, Payload: a.Payload, SourceArtefacts: a.SourceArtefacts, ProducedByRole: a.ProducedByRole,
 		WorkflowID: a.WorkflowID, ClaimID: a.ClaimID, Summary: a.Summary, CreatedAtMs: a.CreatedAtMs,
-		Metadata: a.Metadata, ProducedByAgent: a.ProducedByAgent,
+		Metadata: a.Metadata, Priority: a.Priority, ProducedByAgent: a.ProducedByAgent,
 	}
 }

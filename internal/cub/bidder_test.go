@@ -66,29 +66,29 @@ func TestBidderDecide(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		set      Settings
+		set      Config
 		producer string
 		run      func(context.Context, tool.Spec) tool.Result
 		want     blackboard.Bid
 		why      string
 	}{
-		{"static strategy", Settings{Strategy: "exclusive"}, "user", nil, blackboard.BidExclusive, "bidding_strategy"},
-		{"own output ignored", Settings{Role: "me", Strategy: "exclusive"}, "me", nil, blackboard.BidIgnore, "own output"},
-		{"own output opted in", Settings{Role: "me", Strategy: "claim", BidOnOwnOutputs: true}, "me", nil, blackboard.BidClaim, "bidding_strategy"},
-		{"type not consumed", Settings{Strategy: "review", Consumes: []string{"Plan"}}, "user", nil, blackboard.BidIgnore, "type not consumed"},
-		{"type consumed", Settings{Strategy: "review", Consumes: []string{"Goal*"}}, "user", nil, blackboard.BidReview, "bidding_strategy"},
-		{"bid script wins over consumes", Settings{Strategy: "ignore", Consumes: []string{"Plan"}, BidScript: []string{"x"}}, "user",
+		{"static strategy", Config{Strategy: "exclusive"}, "user", nil, blackboard.BidExclusive, "bidding_strategy"},
+		{"own output ignored", Config{Role: "me", Strategy: "exclusive"}, "me", nil, blackboard.BidIgnore, "own output"},
+		{"own output opted in", Config{Role: "me", Strategy: "claim", BidOnOwnOutputs: true}, "me", nil, blackboard.BidClaim, "bidding_strategy"},
+		{"type not consumed", Config{Strategy: "review", Consumes: []string{"Plan"}}, "user", nil, blackboard.BidIgnore, "type not consumed"},
+		{"type consumed", Config{Strategy: "review", Consumes: []string{"Goal*"}}, "user", nil, blackboard.BidReview, "bidding_strategy"},
+		{"bid script wins over consumes", Config{Strategy: "ignore", Consumes: []string{"Plan"}, BidScript: []string{"x"}}, "user",
 			script("exclusive\n", ""), blackboard.BidExclusive, "bid_script"},
-		{"bad script answer falls back", Settings{Strategy: "review", BidScript: []string{"x"}}, "user",
+		{"bad script answer falls back", Config{Strategy: "review", BidScript: []string{"x"}}, "user",
 			script("perhaps", ""), blackboard.BidReview, "bidding_strategy"},
-		{"failed script falls back", Settings{Strategy: "claim", BidScript: []string{"x"}}, "user",
+		{"failed script falls back", Config{Strategy: "claim", BidScript: []string{"x"}}, "user",
 			script("exclusive", tool.FailureTimeout), blackboard.BidClaim, "bidding_strategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := tc.set
 			set.Agent = "me"
 			set.applyDefaults()
-			b := NewBidder(bb, set, nil, zerolog.Nop())
+			b := NewBidder(bb, set.bidder(), nil, zerolog.Nop())
 			var ran bool
 			if tc.run != nil {
 				b.RunFunc = func(ctx context.Context, s tool.Spec) tool.Result { ran = true; return tc.run(ctx, s) }

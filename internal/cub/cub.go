@@ -21,7 +21,7 @@ var Version = "dev"
 // Cub is the sidecar of one agent. Build it with New and call Run once.
 type Cub struct {
 	bb      *blackboard.Client
-	set     Settings
+	cfg     Config
 	log     zerolog.Logger
 	m       *Metrics
 	keeper  *LeaseKeeper
@@ -31,23 +31,25 @@ type Cub struct {
 	regDone chan struct{}
 }
 
-// New wires a cub for the agent described by set.
-func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) (*Cub, error) {
-	set.applyDefaults()
-	if err := blackboard.ValidateAgentName(set.Agent); err != nil {
+// New wires a cub for the agent described by cfg.
+func New(bb *blackboard.Client, cfg Config, m *Metrics, log zerolog.Logger) (*Cub, error) {
+	cfg.applyDefaults()
+	if err := blackboard.ValidateAgentName(cfg.Agent); err != nil {
 		return nil, err
 	}
-	if len(set.Command) == 0 {
-		return nil, fmt.Errorf("cub: agent %s has no tool command (set agents.%s.command in sett.yml, or give the image a CMD)", set.Agent, set.Agent)
+	if len(cfg.Command) == 0 {
+		return nil, fmt.Errorf("cub: agent %s has no tool command (set agents.%s.command in sett.yml, or give the image a CMD)", cfg.Agent, cfg.Agent)
 	}
 	// log has no component: the services below add their own, and the
 	// cub's own lines are component "cub" (each key once per line).
-	log = log.With().Str("agent", set.Agent).Logger()
-	c := &Cub{bb: bb, set: set, log: log.With().Str("component", "cub").Logger(), m: m, regDone: make(chan struct{})}
-	c.keeper = NewLeaseKeeper(bb, set, m, log)
-	c.Runner = NewWorkRunner(bb, set, NewContextBuilder(bb, set.ContextDepth), m, log)
-	c.Bidder = NewBidder(bb, set, c.Runner.ToolEnv(""), log)
-	c.inbox = NewInboxLoop(bb, set, c.Bidder, c.Runner, c.keeper, m, log)
+	log = log.With().Str("agent", cfg.Agent).Logger()
+	c := &Cub{bb: bb, cfg: cfg, log: log.With().Str("component", "cub").Logger(), m: m, regDone: make(chan struct{})}
+	c.keeper = NewLeaseKeeper(bb, cfg.leaseKeeper(), m, log)
+	c.Runner = NewWorkRunner(WorkRunnerParams{Client: bb, Config: cfg.workRunner(), Builder: NewContextBuilder(bb, cfg.ContextDepth),
+		Metrics: m, Log: log})
+	c.Bidder = NewBidder(bb, cfg.bidder(), c.Runner.ToolEnv(""), log)
+	c.inbox = NewInboxLoop(InboxLoopParams{Client: bb, Config: cfg.inboxLoop(), Bidder: c.Bidder, Runner: c.Runner,
+		Keeper: c.keeper, Metrics: m, Log: log})
 	return c, nil
 }
 
@@ -78,10 +80,10 @@ func (c *Cub) Beat(ctx context.Context) { c.keeper.Beat(ctx) }
 // Run registers the agent (retrying until Redis answers), then heartbeats
 // and serves the inbox until ctx ends.
 func (c *Cub) Run(ctx context.Context) error {
-	reg := blackboard.Registration{Name: c.set.Agent, Role: c.set.Role, Consumes: c.set.Consumes,
-		Strategy: c.set.Strategy, Consumer: c.set.Consumer, Version: Version, StartedAtMs: time.Now().UnixMilli()}
+	reg := blackboard.Registration{Name: c.cfg.Agent, Role: c.cfg.Role, Consumes: c.cfg.Consumes,
+		Strategy: c.cfg.Strategy, Consumer: c.cfg.Consumer, Version: Version, StartedAtMs: time.Now().UnixMilli()}
 	if err := writeretry.Until(ctx, time.Time{}, func(ctx context.Context) error {
-		return c.bb.RegisterAgent(ctx, reg, c.set.HeartbeatTTL)
+		return c.bb.RegisterAgent(ctx, reg, c.cfg.HeartbeatTTL)
 	}, func(err error, wait time.Duration) {
 		c.log.Warn().Err(err).Dur("wait", wait).Msg("registering the agent failed; retrying")
 	}); err != nil {
@@ -92,7 +94,7 @@ func (c *Cub) Run(ctx context.Context) error {
 	}
 	c.keeper.Beat(ctx)
 	close(c.regDone)
-	c.log.Info().Str("role", c.set.Role).Str("consumer", c.set.Consumer).Strs("command", c.set.Command).Msg("cub registered")
+	c.log.Info().Str("role", c.cfg.Role).Str("consumer", c.cfg.Consumer).Strs("command", c.cfg.Command).Msg("cub registered")
 
 	// When ctx ends the inbox stops taking work; running grants go on
 	// under work for the drain, with their leases renewed and withdrawals
@@ -115,7 +117,7 @@ func (c *Cub) Run(ctx context.Context) error {
 	return err
 }
 
-// drain ends work when ctx has ended and set.DrainTimeout has passed, or
+// drain ends work when ctx has ended and cfg.DrainTimeout has passed, or
 // at once without a drain; it returns early once the inbox loop has
 // returned (drained closed).
 func (c *Cub) drain(ctx context.Context, drained <-chan struct{}, stopWork context.CancelFunc) {
@@ -125,16 +127,16 @@ func (c *Cub) drain(ctx context.Context, drained <-chan struct{}, stopWork conte
 		return
 	}
 	defer stopWork()
-	if c.set.DrainTimeout <= 0 {
+	if c.cfg.DrainTimeout <= 0 {
 		return
 	}
 	running := c.keeper.Held()
 	if running == 0 {
 		return
 	}
-	c.log.Info().Int("grants", running).Dur("drain_timeout", c.set.DrainTimeout).
+	c.log.Info().Int("grants", running).Dur("drain_timeout", c.cfg.DrainTimeout).
 		Msg("stopping: taking no new work; running tools may finish within the drain")
-	t := time.NewTimer(c.set.DrainTimeout)
+	t := time.NewTimer(c.cfg.DrainTimeout)
 	defer t.Stop()
 	select {
 	case <-drained:
@@ -153,7 +155,7 @@ func (c *Cub) watchWithdrawals(ctx context.Context) {
 	bo := backoff.NewExponentialBackOff()
 	bo.MaxInterval, bo.MaxElapsedTime = 5*time.Second, 0
 	for ctx.Err() == nil {
-		sub, err := c.bb.Subscribe(ctx, c.bb.Keys().AgentEvents(c.set.Agent))
+		sub, err := c.bb.Subscribe(ctx, c.bb.Keys().AgentEvents(c.cfg.Agent))
 		if err != nil {
 			select {
 			case <-ctx.Done():

@@ -30,7 +30,7 @@ const readBlock = 2 * time.Second
 // comes back by the periodic reclaim, or after a restart.
 type InboxLoop struct {
 	bb     *blackboard.Client
-	set    Settings
+	cfg    InboxLoopConfig
 	bidder *Bidder
 	runner *WorkRunner
 	keeper *LeaseKeeper
@@ -48,11 +48,24 @@ type InboxLoop struct {
 	work context.Context
 }
 
-// NewInboxLoop wires the loop; at most set.MaxConcurrent tools run at once.
-func NewInboxLoop(bb *blackboard.Client, set Settings, bidder *Bidder, runner *WorkRunner, keeper *LeaseKeeper, m *Metrics, log zerolog.Logger) *InboxLoop {
-	return &InboxLoop{bb: bb, set: set, bidder: bidder, runner: runner, keeper: keeper, m: m,
-		log: log.With().Str("component", "inbox_loop").Logger(), inflight: map[string]bool{},
-		slots: make(chan struct{}, set.MaxConcurrent), bids: make(chan struct{}, maxConcurrentBids)}
+// InboxLoopParams is what NewInboxLoop wires together.
+type InboxLoopParams struct {
+	Client  *blackboard.Client
+	Config  InboxLoopConfig
+	Bidder  *Bidder
+	Runner  *WorkRunner
+	Keeper  *LeaseKeeper
+	Metrics *Metrics
+	// Log has no component; the loop adds its own.
+	Log zerolog.Logger
+}
+
+// NewInboxLoop wires the loop; at most p.Config.MaxConcurrent tools run at
+// once.
+func NewInboxLoop(p InboxLoopParams) *InboxLoop {
+	return &InboxLoop{bb: p.Client, cfg: p.Config, bidder: p.Bidder, runner: p.Runner, keeper: p.Keeper, m: p.Metrics,
+		log: p.Log.With().Str("component", "inbox_loop").Logger(), inflight: map[string]bool{},
+		slots: make(chan struct{}, p.Config.MaxConcurrent), bids: make(chan struct{}, maxConcurrentBids)}
 }
 
 // Started reports whether the loop is reading its streams.
@@ -65,7 +78,7 @@ func (l *InboxLoop) Started() bool { return l.started.Load() }
 func (l *InboxLoop) Run(ctx, work context.Context) error {
 	l.work = work
 	defer l.wg.Wait()
-	inbox, err := l.bb.Inbox(ctx, l.set.Agent, l.set.Consumer)
+	inbox, err := l.bb.Inbox(ctx, l.cfg.Agent, l.cfg.Consumer)
 	if err != nil {
 		return err
 	}
@@ -123,9 +136,9 @@ func (l *InboxLoop) bidLoop(ctx context.Context, inbox *blackboard.Inbox) {
 			l.readFailed(ctx, "bid requests", err)
 			continue
 		}
-		if time.Since(lastReclaim) >= l.set.LeaseTTL {
+		if time.Since(lastReclaim) >= l.cfg.LeaseTTL {
 			lastReclaim = time.Now()
-			stale, err := inbox.ReclaimBids(ctx, 2*l.set.LeaseTTL, 100)
+			stale, err := inbox.ReclaimBids(ctx, 2*l.cfg.LeaseTTL, 100)
 			if err != nil && ctx.Err() == nil {
 				l.log.Warn().Err(err).Msg("reclaiming stale bid requests failed")
 			}
@@ -162,11 +175,11 @@ func (l *InboxLoop) grantLoop(ctx context.Context, inbox *blackboard.Inbox) {
 			l.readFailed(ctx, "grants", err)
 			continue
 		}
-		if len(entries) < n && time.Since(lastReclaim) >= l.set.LeaseTTL {
+		if len(entries) < n && time.Since(lastReclaim) >= l.cfg.LeaseTTL {
 			// Grants a dead sibling took: live replicas keep theirs fresh,
 			// so only abandoned ones are idle this long.
 			lastReclaim = time.Now()
-			stale, err := inbox.ReclaimGrants(ctx, 2*l.set.LeaseTTL, int64(n-len(entries)))
+			stale, err := inbox.ReclaimGrants(ctx, 2*l.cfg.LeaseTTL, int64(n-len(entries)))
 			if err != nil && ctx.Err() == nil {
 				l.log.Warn().Err(err).Msg("reclaiming stale grants failed")
 			}
@@ -349,9 +362,9 @@ func (l *InboxLoop) bid(ctx context.Context, req blackboard.InboxEntry) {
 // request read late still gets a second of attempts, so that its answer
 // (counted as ignore by then) acknowledges it.
 func (l *InboxLoop) bidDeadline(req blackboard.InboxEntry) time.Time {
-	deadline := time.Now().Add(l.set.BidTimeout)
+	deadline := time.Now().Add(l.cfg.BidTimeout)
 	if ms, ok := blackboard.StreamIDTime(req.StreamID); ok {
-		deadline = ms.Add(l.set.BidTimeout)
+		deadline = ms.Add(l.cfg.BidTimeout)
 	}
 	return later(deadline, time.Now().Add(time.Second))
 }
@@ -373,9 +386,9 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 	// Retried in place for a lease period: the orchestrator's lease check
 	// counts from the delivery, so a grant taken later is lost anyway.
 	var view *blackboard.GrantView
-	err := writeretry.Until(ctx, readAt.Add(l.set.LeaseTTL), func(ctx context.Context) error {
+	err := writeretry.Until(ctx, readAt.Add(l.cfg.LeaseTTL), func(ctx context.Context) error {
 		var err error
-		view, err = l.bb.TakeGrant(ctx, g.InboxMessage, l.set.Consumer, l.set.LeaseTTL)
+		view, err = l.bb.TakeGrant(ctx, g.InboxMessage, l.cfg.Consumer, l.cfg.LeaseTTL)
 		return err
 	}, func(err error, wait time.Duration) {
 		l.m.WriteRetries.WithLabelValues("grant").Inc()
@@ -397,7 +410,7 @@ func (l *InboxLoop) grant(ctx context.Context, g blackboard.InboxEntry, readAt t
 		// The claim no longer needs this agent: free the slot the grant
 		// took so that the agent's next waiting grant can run.
 		log.Info().Err(err).Msg("grant no longer current; dropping it")
-		if rerr := l.bb.ReleaseGrant(context.WithoutCancel(ctx), l.set.Agent, g.ClaimID); rerr != nil {
+		if rerr := l.bb.ReleaseGrant(context.WithoutCancel(ctx), l.cfg.Agent, g.ClaimID); rerr != nil {
 			log.Warn().Err(rerr).Msg("releasing the agent slot of a dropped grant failed")
 		}
 		return Dropped

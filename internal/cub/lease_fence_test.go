@@ -28,7 +28,7 @@ func TestUnrenewableLeaseStopsTheToolAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bb.Close() })
-	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: 600 * time.Millisecond,
+	k := NewLeaseKeeper(bb, LeaseKeeperConfig{Identity: Identity{Agent: "me", Consumer: "me-1"}, LeaseTTL: 600 * time.Millisecond,
 		HeartbeatTTL: 600 * time.Millisecond}, NewMetrics(nil), zerolog.Nop())
 	causes := make(chan error, 1)
 	k.Hold("claim-1", "1", "1-0", func(cause error) { causes <- cause })
@@ -65,7 +65,7 @@ func TestDeadNetworkStopsTheToolAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bb.Close() })
-	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: 600 * time.Millisecond,
+	k := NewLeaseKeeper(bb, LeaseKeeperConfig{Identity: Identity{Agent: "me", Consumer: "me-1"}, LeaseTTL: 600 * time.Millisecond,
 		HeartbeatTTL: 600 * time.Millisecond}, NewMetrics(nil), zerolog.Nop())
 	k.Beat(t.Context())
 	if !k.Alive() {
@@ -102,7 +102,7 @@ func TestRenewalMovesTheWatchdogFence(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = bb.Close() })
 	ttl := 6 * time.Second
-	k := NewLeaseKeeper(bb, Settings{Agent: "me", Consumer: "me-1", LeaseTTL: ttl, HeartbeatTTL: ttl}, NewMetrics(nil), zerolog.Nop())
+	k := NewLeaseKeeper(bb, LeaseKeeperConfig{Identity: Identity{Agent: "me", Consumer: "me-1"}, LeaseTTL: ttl, HeartbeatTTL: ttl}, NewMetrics(nil), zerolog.Nop())
 	before := time.Now()
 	fence := k.Hold("claim-1", "1", "", func(error) {}) // no inbox entry: nothing to XCLAIM
 	d0 := fence.Deadline()

@@ -21,7 +21,7 @@ import (
 // Safe for concurrent use.
 type LeaseKeeper struct {
 	bb  *blackboard.Client
-	set Settings
+	cfg LeaseKeeperConfig
 	m   *Metrics
 	log zerolog.Logger
 
@@ -55,16 +55,16 @@ type heldLease struct {
 // stopped, starved or frozen. The sixth left is the margin for the kill
 // itself.
 func (k *LeaseKeeper) watchdogDeadline(renewedAt time.Time) time.Time {
-	return renewedAt.Add(k.set.LeaseTTL * 5 / 6)
+	return renewedAt.Add(k.cfg.LeaseTTL * 5 / 6)
 }
 
 // errLeaseLost cancels work whose lease Redis no longer holds for this
 // grant (withdrawn or re-granted): the tool is stopped with its grace.
 var errLeaseLost = errors.New("cub: work lease lost")
 
-// NewLeaseKeeper returns a keeper for the agent in set.
-func NewLeaseKeeper(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger) *LeaseKeeper {
-	return &LeaseKeeper{bb: bb, set: set, m: m, held: map[string]heldLease{}, poke: make(chan struct{}, 1),
+// NewLeaseKeeper returns a keeper for the agent cfg describes.
+func NewLeaseKeeper(bb *blackboard.Client, cfg LeaseKeeperConfig, m *Metrics, log zerolog.Logger) *LeaseKeeper {
+	return &LeaseKeeper{bb: bb, cfg: cfg, m: m, held: map[string]heldLease{}, poke: make(chan struct{}, 1),
 		sender: newBeatSender(), log: log.With().Str("component", "lease_keeper").Logger()}
 }
 
@@ -88,7 +88,7 @@ func (k *LeaseKeeper) Drop(ctx context.Context, claimID string) {
 	delete(k.held, claimID)
 	k.mu.Unlock()
 	if ok {
-		if err := k.bb.ReleaseLease(ctx, claimID, k.set.Agent, l.token, k.set.Consumer); err != nil && ctx.Err() == nil {
+		if err := k.bb.ReleaseLease(ctx, claimID, k.cfg.Agent, l.token, k.cfg.Consumer); err != nil && ctx.Err() == nil {
 			k.log.Debug().Err(err).Str("claim_id", claimID).Msg("releasing lease failed; it expires on its own")
 		}
 	}
@@ -108,7 +108,7 @@ func (k *LeaseKeeper) HandBack(ctx context.Context, claimID string) {
 	}
 	// The mark lives long enough for the orchestrator's lease check, which
 	// comes one lease TTL after the grant's delivery at the latest.
-	handed, err := k.bb.HandBackLease(ctx, claimID, k.set.Agent, l.token, k.set.Consumer, 10*k.set.LeaseTTL)
+	handed, err := k.bb.HandBackLease(ctx, claimID, k.cfg.Agent, l.token, k.cfg.Consumer, 10*k.cfg.LeaseTTL)
 	switch {
 	case err != nil:
 		k.log.Warn().Err(err).Str("claim_id", claimID).Msg("handing the grant back failed; its lease expires on its own and the grant counts as lost")
@@ -145,15 +145,15 @@ func (k *LeaseKeeper) Held() int {
 func (k *LeaseKeeper) Alive() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return time.Since(k.beatOK) < k.set.HeartbeatTTL
+	return time.Since(k.beatOK) < k.cfg.HeartbeatTTL
 }
 
 // Interval is the beat period: a third of the shorter TTL, so that two
 // beats can fail before anything expires.
 func (k *LeaseKeeper) Interval() time.Duration {
-	ttl := k.set.HeartbeatTTL
-	if k.set.LeaseTTL < ttl {
-		ttl = k.set.LeaseTTL
+	ttl := k.cfg.HeartbeatTTL
+	if k.cfg.LeaseTTL < ttl {
+		ttl = k.cfg.LeaseTTL
 	}
 	return ttl / 3
 }
@@ -168,7 +168,7 @@ func (k *LeaseKeeper) Run(ctx context.Context) error {
 		k.Beat(ctx)
 		select {
 		case <-ctx.Done():
-			_ = k.bb.Deregister(context.WithoutCancel(ctx), k.set.Agent)
+			_ = k.bb.Deregister(context.WithoutCancel(ctx), k.cfg.Agent)
 			return nil
 		case <-t.C:
 		case <-k.poke:
@@ -250,7 +250,8 @@ func (k *LeaseKeeper) heartbeat(ctx context.Context, leases []blackboard.Lease) 
 	defer cancel()
 	done := make(chan beatResult, 1)
 	k.sender.do(func() {
-		lost, err := k.bb.Heartbeat(bctx, k.set.Agent, k.set.Consumer, k.set.HeartbeatTTL, leases, k.set.LeaseTTL)
+		lost, err := k.bb.Heartbeat(bctx, blackboard.HeartbeatParams{Agent: k.cfg.Agent, Consumer: k.cfg.Consumer,
+			TTL: k.cfg.HeartbeatTTL, Leases: leases, LeaseTTL: k.cfg.LeaseTTL})
 		done <- beatResult{lost: lost, err: err}
 	})
 	select {
@@ -268,7 +269,7 @@ func (k *LeaseKeeper) heartbeat(ctx context.Context, leases []blackboard.Lease) 
 // before a second copy can start. Redis may well still hold the lease; the
 // cub gives it up anyway, which costs a re-run, never a double one.
 func (k *LeaseKeeper) fenceUnrenewed(now time.Time) {
-	limit := k.set.LeaseTTL * 2 / 3
+	limit := k.cfg.LeaseTTL * 2 / 3
 	k.mu.Lock()
 	var gone []heldLease
 	var ids []string

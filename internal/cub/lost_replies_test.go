@@ -50,7 +50,7 @@ func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	set := Settings{Agent: "coder", Role: "coder", Strategy: "exclusive", Command: []string{"true"},
+	set := Config{Agent: "coder", Role: "coder", Strategy: "exclusive", Command: []string{"true"},
 		Consumer: "coder-1", LeaseTTL: time.Hour, HeartbeatTTL: time.Hour}
 	c, err := New(bb, set, NewMetrics(nil), zerolog.Nop())
 	if err != nil {

@@ -39,7 +39,7 @@ func grantOf(t *testing.T, bb *blackboard.Client) string {
 // run; it stops when the test ends.
 func startCub(t *testing.T, bb *blackboard.Client, consumer string, slots int, leaseTTL time.Duration, run func(context.Context, tool.Spec) tool.Result) {
 	t.Helper()
-	c, err := New(bb, Settings{Agent: "me", Command: []string{"fake-tool"}, Workspace: t.TempDir(), MaxConcurrent: slots,
+	c, err := New(bb, Config{Agent: "me", Command: []string{"fake-tool"}, Workspace: t.TempDir(), MaxConcurrent: slots,
 		LeaseTTL: leaseTTL, HeartbeatTTL: time.Second, Consumer: consumer}, NewMetrics(nil), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

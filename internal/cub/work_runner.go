@@ -38,7 +38,7 @@ const LearningType = "Learning"
 // Safe for concurrent use.
 type WorkRunner struct {
 	bb      *blackboard.Client
-	set     Settings
+	cfg     WorkRunnerConfig
 	builder *ContextBuilder
 	m       *Metrics
 	log     zerolog.Logger
@@ -51,10 +51,21 @@ type WorkRunner struct {
 	mem   blackboard.ToolMemory // the last tool memory read, by rev
 }
 
-// NewWorkRunner returns a runner for the agent in set.
-func NewWorkRunner(bb *blackboard.Client, set Settings, builder *ContextBuilder, m *Metrics, log zerolog.Logger) *WorkRunner {
-	return &WorkRunner{bb: bb, set: set, builder: builder, m: m, RunFunc: tool.Run, BaseEnv: os.Environ(),
-		log: log.With().Str("component", "work_runner").Logger()}
+// WorkRunnerParams is what NewWorkRunner wires together.
+type WorkRunnerParams struct {
+	Client *blackboard.Client
+	Config WorkRunnerConfig
+	// Builder builds the context chain a tool receives.
+	Builder *ContextBuilder
+	Metrics *Metrics
+	// Log has no component; the runner adds its own.
+	Log zerolog.Logger
+}
+
+// NewWorkRunner returns a runner for the agent p.Config describes.
+func NewWorkRunner(p WorkRunnerParams) *WorkRunner {
+	return &WorkRunner{bb: p.Client, cfg: p.Config, builder: p.Builder, m: p.Metrics, RunFunc: tool.Run, BaseEnv: os.Environ(),
+		log: p.Log.With().Str("component", "work_runner").Logger()}
 }
 
 // ToolEnv is the tool's complete environment for a claim: the allow-listed
@@ -62,15 +73,15 @@ func NewWorkRunner(bb *blackboard.Client, set Settings, builder *ContextBuilder,
 // credentials), the agent's configured environment and the SETT_*
 // variables of the contract.
 func (w *WorkRunner) ToolEnv(claimID string) []string {
-	extra := make(map[string]string, len(w.set.Environment)+4)
-	for k, v := range w.set.Environment {
+	extra := make(map[string]string, len(w.cfg.Environment)+4)
+	for k, v := range w.cfg.Environment {
 		extra[k] = v
 	}
 	extra["SETT_INSTANCE"] = w.bb.Instance()
-	extra["SETT_AGENT"] = w.set.Agent
+	extra["SETT_AGENT"] = w.cfg.Agent
 	extra["SETT_CLAIM_ID"] = claimID
-	extra["SETT_WORKSPACE"] = w.set.Workspace
-	return tool.ScrubbedEnv(w.BaseEnv, w.set.EnvironmentFromHost, extra)
+	extra["SETT_WORKSPACE"] = w.cfg.Workspace
+	return tool.ScrubbedEnv(w.BaseEnv, w.cfg.EnvironmentFromHost, extra)
 }
 
 // Outcome says how a grant ended for the inbox loop.
@@ -109,7 +120,7 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		Workflow: tool.Workflow{ID: view.Workflow.ID, Goal: view.Workflow.Goal,
 			Iteration: view.Claim.Iteration, Priority: view.Workflow.Priority},
 		Instance: w.bb.Instance(),
-		Agent:    w.set.Agent,
+		Agent:    w.cfg.Agent,
 	}
 	mem, err := w.toolMemory(ctx, view.ToolMemoryRev)
 	if err != nil {
@@ -151,9 +162,9 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 		defer rs.Close()
 		env = append(env, readchannel.EnvSocket+"="+rs.Path)
 	}
-	spec := tool.Spec{Command: w.set.Command, Dir: w.set.Workspace, Env: env, Stdin: stdin,
-		Timeout: w.set.ToolTimeout, MaxStdout: w.set.MaxOutput, MaxStderr: w.set.MaxOutput, StopGrace: w.set.StopGrace,
-		Ledger: w.set.ToolLedger, Sandbox: w.set.Sandbox, Fence: fence}
+	spec := tool.Spec{Command: w.cfg.Command, Dir: w.cfg.Workspace, Env: env, Stdin: stdin,
+		Timeout: w.cfg.ToolTimeout, MaxStdout: w.cfg.MaxOutput, MaxStderr: w.cfg.MaxOutput, StopGrace: w.cfg.StopGrace,
+		Ledger: w.cfg.ToolLedger, Sandbox: w.cfg.Sandbox, Fence: fence}
 	w.m.StartLatency.Observe(time.Since(readAt).Seconds())
 	w.m.ToolsRunning.Inc()
 	log.Info().Int("context", len(input.ContextChain)).Msg("running tool")
@@ -187,8 +198,8 @@ func (w *WorkRunner) Run(ctx context.Context, g blackboard.InboxEntry, view *bla
 // when the workspace path is too long for a socket.
 func (w *WorkRunner) readServer(ctx context.Context, claimID, workflowID string) (*readchannel.Server, error) {
 	name := ".sett-read-" + blackboard.DeriveID("read", claimID, strconv.FormatInt(time.Now().UnixNano(), 10))[:12] + ".sock"
-	path := filepath.Join(w.set.Workspace, name)
-	if w.set.Workspace == "" || len(path) > 100 {
+	path := filepath.Join(w.cfg.Workspace, name)
+	if w.cfg.Workspace == "" || len(path) > 100 {
 		path = filepath.Join(os.TempDir(), name)
 	}
 	return readchannel.Listen(ctx, path, workflowID, func(ctx context.Context, id string) (*readchannel.Artefact, error) {
@@ -274,9 +285,9 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 			// refused").
 			f.detail = res.Detail + ": " + line
 		}
-		return w.failure(view, g, f, tool.FailureReport(res, w.set.Command))
+		return w.failure(view, g, f, tool.FailureReport(res, w.cfg.Command))
 	}
-	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.set.MaxPayload)
+	out, err := tool.ParseOutput(res.Stdout, tool.ClaimType(g.Grant), w.cfg.MaxPayload)
 	if err != nil {
 		kind := string(retrypolicy.KindInvalidOutput)
 		var oe *tool.OutputError
@@ -286,24 +297,24 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 			kind = string(retrypolicy.KindUnreadableOutput)
 		}
 		return w.failure(view, g, failureInfo{kind: kind, detail: err.Error(), exitCode: res.ExitCode},
-			tool.FailureReport(res, w.set.Command))
+			tool.FailureReport(res, w.cfg.Command))
 	}
-	if u := out.Usage; u != nil && w.set.MaxTokensPerClaim > 0 && u.InputTokens+u.OutputTokens > w.set.MaxTokensPerClaim {
+	if u := out.Usage; u != nil && w.cfg.MaxTokensPerClaim > 0 && u.InputTokens+u.OutputTokens > w.cfg.MaxTokensPerClaim {
 		// A retry would spend as much again: the failure is permanent.
 		no := false
 		return w.failure(view, g, failureInfo{kind: "token_budget", exitCode: res.ExitCode, retryable: &no, usage: u,
 			detail: fmt.Sprintf("the run used %d tokens (%d in, %d out), more than max_tokens_per_claim (%d) of agent %s",
-				u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, w.set.MaxTokensPerClaim, w.set.Agent)},
-			tool.FailureReport(res, w.set.Command))
+				u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, w.cfg.MaxTokensPerClaim, w.cfg.Agent)},
+			tool.FailureReport(res, w.cfg.Command))
 	}
 	if out.Error != "" {
 		return w.failure(view, g, failureInfo{kind: "tool_error", detail: out.Error, exitCode: res.ExitCode,
-			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+			retryable: out.Retryable, usage: out.Usage}, tool.FailureReport(res, w.cfg.Command))
 	}
 	if g.Grant == blackboard.GrantReview {
 		if err := reviewpolicy.CheckStructured(out.ArtefactPayload); err != nil {
 			return w.failure(view, g, failureInfo{kind: "invalid_output", detail: err.Error(), exitCode: res.ExitCode,
-				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+				usage: out.Usage}, tool.FailureReport(res, w.cfg.Command))
 		}
 	}
 	mem, memWarning := readMemory(out.Memory)
@@ -314,8 +325,8 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		Type:            out.ArtefactType,
 		Payload:         out.ArtefactPayload,
 		SourceArtefacts: []string{target.ID},
-		ProducedByRole:  w.set.Role,
-		ProducedByAgent: w.set.Agent,
+		ProducedByRole:  w.cfg.Role,
+		ProducedByAgent: w.cfg.Agent,
 		WorkflowID:      target.WorkflowID,
 		ClaimID:         g.ClaimID,
 		Summary:         out.Summary,
@@ -356,9 +367,9 @@ func (w *WorkRunner) result(ctx context.Context, view *blackboard.GrantView, g b
 		a.Depth = target.Depth
 	}
 	if a.Type == CommitType && a.StructuralType != blackboard.StructuralReview {
-		if err := CheckCommit(ctx, w.set.Workspace, a.Payload); err != nil {
+		if err := CheckCommit(ctx, w.cfg.Workspace, a.Payload); err != nil {
 			return w.failure(view, g, failureInfo{kind: "invalid_commit", detail: err.Error(), exitCode: res.ExitCode,
-				usage: out.Usage}, tool.FailureReport(res, w.set.Command))
+				usage: out.Usage}, tool.FailureReport(res, w.cfg.Command))
 		}
 	}
 	return a
@@ -412,9 +423,9 @@ func addUsage(meta map[string]string, u *tool.Usage) {
 func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessage, f failureInfo, report string) *blackboard.Artefact {
 	id := blackboard.NewID()
 	payload := fmt.Sprintf("Tool of agent %s failed on claim %s (%s grant).\nfailure:     %s\nreason:      %s\n\n%s",
-		w.set.Agent, g.ClaimID, g.Grant, f.kind, f.detail, report)
-	if len(payload) > w.set.MaxPayload {
-		payload = payload[:w.set.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
+		w.cfg.Agent, g.ClaimID, g.Grant, f.kind, f.detail, report)
+	if len(payload) > w.cfg.MaxPayload {
+		payload = payload[:w.cfg.MaxPayload-len("\n[truncated]")] + "\n[truncated]"
 	}
 	meta := map[string]string{"failure_kind": f.kind, "grant": string(g.Grant), "token": g.Token,
 		"exit_code": strconv.Itoa(f.exitCode)}
@@ -429,8 +440,8 @@ func (w *WorkRunner) failure(view *blackboard.GrantView, g blackboard.InboxMessa
 		Type:            FailureToolExecution,
 		Payload:         payload,
 		SourceArtefacts: []string{view.Target.ID},
-		ProducedByRole:  w.set.Role,
-		ProducedByAgent: w.set.Agent,
+		ProducedByRole:  w.cfg.Role,
+		ProducedByAgent: w.cfg.Agent,
 		WorkflowID:      view.Target.WorkflowID,
 		ClaimID:         g.ClaimID,
 		Summary:         textcut.Bytes(strings.ReplaceAll(f.kind+": "+f.detail, "\n", " "), 200),
@@ -476,7 +487,7 @@ func (w *WorkRunner) write(ctx context.Context, log zerolog.Logger, view *blackb
 		case (errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, blackboard.ErrVersionConflict)) &&
 			art.StructuralType != blackboard.StructuralFailure:
 			art = w.failure(view, g.InboxMessage, failureInfo{kind: "rejected_result", detail: err.Error(), exitCode: res.ExitCode},
-				tool.FailureReport(res, w.set.Command))
+				tool.FailureReport(res, w.cfg.Command))
 			continue
 		}
 		return Retry, err

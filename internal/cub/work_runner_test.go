@@ -41,11 +41,12 @@ func newGrant(t *testing.T, kind blackboard.GrantKind, target *blackboard.Artefa
 	if _, _, err := w.bb.CreateClaim(context.Background(), blackboard.NewClaim{Epoch: 1, Claim: cl, Grants: map[string]string{"me": "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	set := Settings{Agent: "me", Role: "maker", Command: []string{"fake-tool"}, Workspace: t.TempDir()}
+	set := Config{Agent: "me", Role: "maker", Command: []string{"fake-tool"}, Workspace: t.TempDir()}
 	set.applyDefaults()
 	f := &grantFixture{w: w, target: target, msg: blackboard.InboxMessage{Agent: "me", Kind: blackboard.MessageGrant,
 		ClaimID: claimID, ArtefactID: target.ID, WorkflowID: w.wf, Grant: kind, Token: "1"}}
-	f.runner = NewWorkRunner(w.bb, set, NewContextBuilder(w.bb, 10), NewMetrics(nil), zerolog.Nop())
+	f.runner = NewWorkRunner(WorkRunnerParams{Client: w.bb, Config: set.workRunner(), Builder: NewContextBuilder(w.bb, 10),
+		Metrics: NewMetrics(nil), Log: zerolog.Nop()})
 	f.runner.RunFunc = func(_ context.Context, s tool.Spec) tool.Result {
 		if err := json.Unmarshal(s.Stdin, &f.input); err != nil {
 			t.Errorf("tool input is not JSON: %v", err)
@@ -198,9 +199,9 @@ func TestCodeCommitMustExist(t *testing.T) {
 func TestToolEnvHasNoRedisCredentials(t *testing.T) {
 	t.Parallel()
 	w := newWriter(t)
-	set := Settings{Agent: "me", Command: []string{"x"}, Workspace: "/ws", Environment: map[string]string{"MODEL": "m1"}}
+	set := Config{Agent: "me", Command: []string{"x"}, Workspace: "/ws", Environment: map[string]string{"MODEL": "m1"}}
 	set.applyDefaults()
-	r := NewWorkRunner(w.bb, set, nil, NewMetrics(nil), zerolog.Nop())
+	r := NewWorkRunner(WorkRunnerParams{Client: w.bb, Config: set.workRunner(), Metrics: NewMetrics(nil), Log: zerolog.Nop()})
 	r.BaseEnv = []string{"PATH=/bin", "HOME=/h", "SETT_REDIS_URL=redis://:secret@h:6379", "REDIS_PASSWORD=secret", "OTHER=x"}
 	env := strings.Join(r.ToolEnv("c1"), "\n")
 	for _, bad := range []string{"secret", "REDIS", "OTHER"} {
@@ -368,11 +369,12 @@ func TestToolSeesOnlyItsPassThroughVariables(t *testing.T) {
 	target := w.add("Plan")
 	f := newGrant(t, blackboard.GrantExclusive, target, w, nil, nil)
 	ws := t.TempDir()
-	set := Settings{Agent: "me", Role: "maker", Workspace: ws, ToolTimeout: time.Minute,
+	set := Config{Agent: "me", Role: "maker", Workspace: ws, ToolTimeout: time.Minute,
 		EnvironmentFromHost: []string{"OPENAI_API_KEY", "NOT_IN_THE_CUB"},
 		Command:             []string{"/bin/sh", "-c", `env > "$SETT_WORKSPACE/env.txt"; echo '{"artefact_type":"Code","artefact_payload":"x"}'`}}
 	set.applyDefaults()
-	f.runner = NewWorkRunner(w.bb, set, NewContextBuilder(w.bb, 10), NewMetrics(nil), zerolog.Nop())
+	f.runner = NewWorkRunner(WorkRunnerParams{Client: w.bb, Config: set.workRunner(), Builder: NewContextBuilder(w.bb, 10),
+		Metrics: NewMetrics(nil), Log: zerolog.Nop()})
 	f.runner.BaseEnv = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/cub", "OPENAI_API_KEY=sk-from-a-secret",
 		"ANTHROPIC_API_KEY=sk-not-listed", "SETT_REDIS_PASSWORD=redis-secret", "KUBERNETES_SERVICE_HOST=10.0.0.1"}
 	if a := f.run(t); a.Type != "Code" {

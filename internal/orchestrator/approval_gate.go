@@ -50,22 +50,22 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 		return err
 	}
 	failpoint.Hit("approval-review-written")
-	plan := planBids(a.dir, a.set.Rules, target.Type, target.ProducedByRole)
+	plan := planBids(a.dir, a.claims.Rules, target.Type, target.ProducedByRole)
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: blackboard.ClaimPendingConsensus,
 		Set:        blackboard.ClaimPatch{ExpectedBidders: plan.Bidders, AbsentConsumers: plan.Absent},
 		IgnoreBids: plan.Ignoring,
 		Inbox: plan.requests(cl.ID, cl.WorkflowID, bidTarget{ID: target.ID, Type: target.Type,
 			StructuralType: target.StructuralType, ProducedByRole: target.ProducedByRole}),
-		BidTimeout: a.set.BidTimeout,
+		BidTimeout: a.claims.BidTimeout,
 		Events: append(plan.event(cl.ID, target.ID, cl.WorkflowID), a.event(blackboard.EventApprovalApplied, cl, "", map[string]string{
 			"decision": string(blackboard.ApprovalApproved), "by": cl.Approval.By, "channel": string(cl.Approval.Channel),
 		})),
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
-	a.TimerArmedFunc(a.set.BidTimeout)
+	a.TimerArmedFunc(a.claims.BidTimeout)
 	a.m.ApprovalsDecided.WithLabelValues(string(blackboard.ApprovalApproved)).Inc()
 	a.log.Info().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("by", cl.Approval.By).
 		Str("channel", string(cl.Approval.Channel)).Strs("bidders", plan.Bidders).Msg("approved; asking for bids")
@@ -93,7 +93,7 @@ func (a *ClaimAdvancer) rejected(ctx context.Context, st *blackboard.ClaimState)
 		return err
 	}
 	a.m.ApprovalsDecided.WithLabelValues(string(blackboard.ApprovalRejected)).Inc()
-	if a.set.Approvals.OnReject == config.OnRejectRework {
+	if a.claims.Approvals.OnReject == config.OnRejectRework {
 		return a.feedbackLoop(ctx, st, target, []*blackboard.Artefact{review}, "")
 	}
 	who := cl.Approval.By

@@ -54,11 +54,15 @@ func TestGrantPlanIsTheConsensusDecision(t *testing.T) {
 		"scripted": {Role: "scripted", Strategy: blackboard.BidClaim, HasScript: true},
 	}
 	creator := func(live ...string) *ClaimCreator {
-		set := Settings{Rules: rules, Agents: agents, LeaseTTL: 30 * time.Second, ReviewRoles: map[string]reviewpolicy.Role{}}
-		set.applyDefaults()
+		cfg := Config{Claims: ClaimConfig{Rules: rules, LeaseTTL: 30 * time.Second}, Agents: agents,
+			Advancer: AdvancerConfig{ReviewRoles: map[string]reviewpolicy.Role{}}}
+		cfg.applyDefaults()
 		dir := testDirectory(agents, live...)
-		adv := NewClaimAdvancer(nil, set, dir, func() int64 { return 1 }, NewMetrics(nil), zerolog.Nop())
-		return NewClaimCreator(nil, set, dir, adv, func() int64 { return 1 }, NewMetrics(nil), zerolog.Nop())
+		epoch := func() int64 { return 1 }
+		adv := NewClaimAdvancer(AdvancerParams{Config: cfg.Advancer, Claims: cfg.Claims, Directory: dir, Epoch: epoch,
+			Metrics: NewMetrics(nil), Log: zerolog.Nop()})
+		return NewClaimCreator(CreatorParams{Config: cfg.Creator, Claims: cfg.Claims, Directory: dir, Advancer: adv, Epoch: epoch,
+			Metrics: NewMetrics(nil), Log: zerolog.Nop()})
 	}
 	for _, tc := range []struct {
 		name  string

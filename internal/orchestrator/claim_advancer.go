@@ -62,12 +62,13 @@ const leaseMargin = 500 * time.Millisecond
 //
 // Safe for concurrent use.
 type ClaimAdvancer struct {
-	bb    *blackboard.Client
-	set   Settings
-	dir   *AgentDirectory
-	epoch func() int64
-	m     *Metrics
-	log   zerolog.Logger
+	bb     *blackboard.Client
+	cfg    AdvancerConfig
+	claims ClaimConfig
+	dir    *AgentDirectory
+	epoch  func() int64
+	m      *Metrics
+	log    zerolog.Logger
 	// TimerArmedFunc tells the timer loop that a timer now fires in d.
 	TimerArmedFunc func(d time.Duration)
 	jitter         *jitter
@@ -77,11 +78,25 @@ type ClaimAdvancer struct {
 	LearningsChangedFunc func(ctx context.Context) error
 }
 
-// NewClaimAdvancer returns an advancer writing under the epoch reported by
-// epoch.
-func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
-	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
+// AdvancerParams is what NewClaimAdvancer wires together.
+type AdvancerParams struct {
+	Client *blackboard.Client
+	Config AdvancerConfig
+	Claims ClaimConfig
+	// Directory answers which agents are live.
+	Directory *AgentDirectory
+	// Epoch reports the leader epoch every write is made under.
+	Epoch   func() int64
+	Metrics *Metrics
+	// Log has no component; the advancer adds its own.
+	Log zerolog.Logger
+}
+
+// NewClaimAdvancer returns an advancer writing under the epoch p.Epoch
+// reports.
+func NewClaimAdvancer(p AdvancerParams) *ClaimAdvancer {
+	return &ClaimAdvancer{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, epoch: p.Epoch, m: p.Metrics,
+		log: p.Log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
 		LearningsChangedFunc: func(context.Context) error { return nil }}
 }
 
@@ -214,7 +229,7 @@ func (a *ClaimAdvancer) consensus(ctx context.Context, st *blackboard.ClaimState
 	var events []blackboard.Event
 	if len(d.Silent) > 0 {
 		events = append(events, a.event(blackboard.EventBidTimeout, cl, "", map[string]string{
-			"agents": strings.Join(d.Silent, ","), "bid_timeout_ms": strconv.FormatInt(a.set.BidTimeout.Milliseconds(), 10),
+			"agents": strings.Join(d.Silent, ","), "bid_timeout_ms": strconv.FormatInt(a.claims.BidTimeout.Milliseconds(), 10),
 		}))
 	}
 	bids := make(map[string]blackboard.Bid, len(st.Bids)+len(d.Silent))
@@ -236,25 +251,25 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 	cl := st.Claim
 	in := consensusInput{
 		Expected: cl.ExpectedBidders, Absent: cl.AbsentConsumers, Bids: st.Bids, Live: a.dir.IsLive,
-		Required: map[string]bool{}, Reviewers: map[string]bool{}, MinReviews: a.set.ReviewPolicy.MinReviews,
+		Required: map[string]bool{}, Reviewers: map[string]bool{}, MinReviews: a.cfg.ReviewPolicy.MinReviews,
 		NowMs: st.NowMs, DeadlineMs: cl.BidDeadlineMs, Rounds: cl.BidRounds, NoAnswerSinceMs: cl.NoAnswerSinceMs,
-		BidTimeout: a.set.BidTimeout, NoBidTimeout: a.set.NoBidTimeout,
+		BidTimeout: a.claims.BidTimeout, NoBidTimeout: a.cfg.NoBidTimeout,
 	}
 	if cl.ArtefactType != "" {
 		in.Predicted = map[string]blackboard.Bid{}
 		for _, agent := range append(append([]string(nil), cl.ExpectedBidders...), cl.AbsentConsumers...) {
 			// Advisory reviewers never block: their silence is an ignore.
-			if r, ok := a.set.Rules[agent]; ok && !r.HasScript && !a.set.ReviewRoles[agent].Advisory {
+			if r, ok := a.claims.Rules[agent]; ok && !r.HasScript && !a.cfg.ReviewRoles[agent].Advisory {
 				bid, _ := r.Fallback(cl.ArtefactType)
 				in.Predicted[agent] = bid
 			}
 		}
 	}
-	for agent, role := range a.set.ReviewRoles {
+	for agent, role := range a.cfg.ReviewRoles {
 		if role.Required {
 			in.Required[agent] = true
 		}
-		if r, ok := a.set.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
+		if r, ok := a.claims.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
 			in.Reviewers[agent] = true
 		}
 	}
@@ -287,10 +302,10 @@ func (a *ClaimAdvancer) askAgain(ctx context.Context, st *blackboard.ClaimState,
 		Inbox:      bidPlan{Bidders: d.Ask}.requests(cl.ID, cl.WorkflowID, target),
 		Events: []blackboard.Event{a.event(blackboard.EventBidsRequestedAgain, cl, "", map[string]string{
 			"agents": strings.Join(d.Missing, ","), "asked": strings.Join(d.Ask, ","), "round": strconv.Itoa(round),
-			"waiting_ms": itoa64(st.NowMs - since), "no_bid_timeout_ms": itoa64(a.set.NoBidTimeout.Milliseconds()),
+			"waiting_ms": itoa64(st.NowMs - since), "no_bid_timeout_ms": itoa64(a.cfg.NoBidTimeout.Milliseconds()),
 		})},
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.TimerArmedFunc(d.Delay)
@@ -313,7 +328,7 @@ func (a *ClaimAdvancer) noAnswer(ctx context.Context, st *blackboard.ClaimState,
 	if since == 0 {
 		since = st.NowMs
 	}
-	waited := a.set.BidTimeout + time.Duration(st.NowMs-since)*time.Millisecond
+	waited := a.claims.BidTimeout + time.Duration(st.NowMs-since)*time.Millisecond
 	why := noAnswerReason(typ, missing, waited, a.dir.IsLive)
 	reason := "Terminated: " + why + "."
 	a.m.NoAnswer.Inc()
@@ -384,14 +399,12 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 	cl := st.Claim
 	if p, agents, ok := nextPhase(p, bids); ok {
 		info := phaseInfo[p]
-		var waited time.Duration
 		t := blackboard.Transition{
 			ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: info.status,
 			Set:        blackboard.ClaimPatch{Attempts: 1, ReviewDecision: decision},
 			IgnoreBids: silent, Grants: map[string]string{},
-			ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
-			Gate:   a.gate(),
-			Waited: &waited,
+			ArmTimer: true, TimerIn: a.claims.LeaseTTL + leaseMargin,
+			Gate: a.gate(),
 			Events: append(events, a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
 				"phase": info.name, "agents": strings.Join(agents, ","),
 			})),
@@ -401,7 +414,7 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 			// Issue 28: the cluster's gate reviewers review first; the
 			// others only when every gate passed.
 			all := agents
-			agents = firstReviewers(agents, a.set.ReviewClusters.For(cl.ArtefactType).Policy.Gate)
+			agents = firstReviewers(agents, a.cfg.ReviewClusters.For(cl.ArtefactType).Policy.Gate)
 			if len(agents) < len(all) {
 				t.Events[len(t.Events)-1].Fields["agents"] = strings.Join(agents, ",")
 				var held []string
@@ -422,11 +435,12 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 			t.Grants[agent] = "1"
 			t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, info.grant, "1"))
 		}
-		if err := a.transition(ctx, t); err != nil {
+		res, err := a.transition(ctx, t)
+		if err != nil {
 			return err
 		}
-		if waited > 0 {
-			a.m.QueueWait.Observe(waited.Seconds())
+		if res.Waited > 0 {
+			a.m.QueueWait.Observe(res.Waited.Seconds())
 		}
 		failpoint.Hit("granted-" + info.name)
 		if cl.Status == blackboard.ClaimPendingConsensus {
@@ -527,7 +541,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 			return a.checkLeases(ctx, st, missing, deadline)
 		}
 		if deadline > 0 {
-			return a.rearm(ctx, cl, min(deadline+leaseMargin, a.set.LeaseTTL+leaseMargin))
+			return a.rearm(ctx, cl, min(deadline+leaseMargin, a.claims.LeaseTTL+leaseMargin))
 		}
 		return nil
 	}
@@ -585,8 +599,8 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimState, missing []string, within time.Duration) error {
 	cl := st.Claim
 	grantAge := time.Duration(st.NowMs-cl.UpdatedAtMs) * time.Millisecond
-	if grantAge < a.set.LeaseTTL {
-		next := a.set.LeaseTTL - grantAge + leaseMargin
+	if grantAge < a.claims.LeaseTTL {
+		next := a.claims.LeaseTTL - grantAge + leaseMargin
 		if within > 0 {
 			next = min(next, within+leaseMargin)
 		}
@@ -617,11 +631,11 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 			// would reclaim the grant's idle inbox entry (two TTLs).
 			left := live.LeaseLeft[agent]
 			if left <= 0 {
-				left = a.set.LeaseTTL
+				left = a.claims.LeaseTTL
 			}
 			next = minPositive(next, left+leaseMargin)
-		case age < a.set.LeaseTTL:
-			next = minPositive(next, a.set.LeaseTTL-age+leaseMargin)
+		case age < a.claims.LeaseTTL:
+			next = minPositive(next, a.claims.LeaseTTL-age+leaseMargin)
 		default:
 			lost = append(lost, agent)
 		}
@@ -640,10 +654,10 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 		return a.rearm(ctx, cl, next)
 	}
 	a.m.LeasesLost.Add(float64(len(lost)))
-	if cl.Attempts >= a.set.MaxGrantAttempts && cl.IsLearn() {
+	if cl.Attempts >= a.cfg.MaxGrantAttempts && cl.IsLearn() {
 		return a.learnFallback(ctx, st, fmt.Sprintf("the learner %s delivered nothing after %d grant attempts", strings.Join(lost, ", "), cl.Attempts))
 	}
-	if cl.Attempts >= a.set.MaxGrantAttempts {
+	if cl.Attempts >= a.cfg.MaxGrantAttempts {
 		reason := fmt.Sprintf("Terminated: no result from %s after %d grant attempts (work lease lost each time).",
 			strings.Join(lost, ", "), cl.Attempts)
 		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true, reason,
@@ -654,9 +668,10 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	attempt := cl.Attempts + 1
 	token := strconv.Itoa(attempt)
 	t := a.regrant(cl, lost, token, blackboard.ClaimPatch{Attempts: attempt}, blackboard.EventLeaseLost,
-		map[string]string{"attempt": token, "max_attempts": strconv.Itoa(a.set.MaxGrantAttempts)})
+		map[string]string{"attempt": token, "max_attempts": strconv.Itoa(a.cfg.MaxGrantAttempts)})
 	a.log.Warn().Str("claim_id", cl.ID).Strs("agents", lost).Int("attempt", attempt).Msg("work lease lost; granting again")
-	return a.transition(ctx, t)
+	_, err = a.transition(ctx, t)
+	return err
 }
 
 // maxHandBacks bounds how often a claim's grants may be handed back
@@ -682,7 +697,8 @@ func (a *ClaimAdvancer) grantAgain(ctx context.Context, cl *blackboard.Claim, ag
 		map[string]string{"token": token, "handbacks": strconv.Itoa(n)})
 	a.m.GrantsHandedBack.Add(float64(len(agents)))
 	a.log.Info().Str("claim_id", cl.ID).Strs("agents", agents).Str("token", token).Msg("grant handed back by a draining cub; granting again without counting an attempt")
-	return a.transition(ctx, t)
+	_, err := a.transition(ctx, t)
+	return err
 }
 
 // regrant is the transition that grants the claim's current work again
@@ -692,7 +708,7 @@ func (a *ClaimAdvancer) regrant(cl *blackboard.Claim, agents []string, token str
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Set: patch, Grants: map[string]string{},
-		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		ArmTimer: true, TimerIn: a.claims.LeaseTTL + leaseMargin,
 		Gate: a.gate(),
 	}
 	kind := cl.GrantKind()
@@ -706,7 +722,7 @@ func (a *ClaimAdvancer) regrant(cl *blackboard.Claim, agents []string, token str
 
 // gate is the scheduler gate of a granting step of a regular claim.
 func (a *ClaimAdvancer) gate() *blackboard.GlobalGate {
-	return &blackboard.GlobalGate{Limit: a.set.MaxConcurrentClaims, Check: true, Counts: true}
+	return &blackboard.GlobalGate{Limit: a.claims.MaxConcurrentClaims, Check: true, Counts: true}
 }
 
 // minPositive returns the smaller of a and b, where a negative a means
@@ -753,12 +769,12 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	t.Events = append(t.Events, events...)
 	// A workflow this step completes is counted here rather than read
 	// back from the queue (a failed one still is: its claims must end).
-	var ended bool
-	t.Ended = &ended
-	if err := a.transition(ctx, t); err != nil {
+	t.CountEnd = true
+	res, err := a.transition(ctx, t)
+	if err != nil {
 		return err
 	}
-	if ended {
+	if res.Ended {
 		a.m.WorkflowsEnded.WithLabelValues(string(blackboard.WorkflowCompleted)).Inc()
 	}
 	a.m.ClaimsFinished.WithLabelValues(string(to)).Inc()
@@ -801,21 +817,21 @@ func (a *ClaimAdvancer) CompletedByResult(ev blackboard.Event) {
 // transition applies t under the current epoch. A stale status means
 // another handler already took this step: errMovedOn, which the public
 // methods treat as done.
-func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) error {
+func (a *ClaimAdvancer) transition(ctx context.Context, t blackboard.Transition) (blackboard.TransitionResult, error) {
 	t.Epoch = a.epoch()
-	_, err := a.bb.TransitionClaim(ctx, t)
+	res, err := a.bb.TransitionClaim(ctx, t)
 	if errors.Is(err, blackboard.ErrStaleStatus) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Msg("claim already moved on; skipping")
-		return errMovedOn
+		return res, errMovedOn
 	}
 	if errors.Is(err, blackboard.ErrWaiting) {
 		a.log.Debug().Str("claim_id", t.ClaimID).Err(err).Msg("grant waits for the scheduler")
-		return err
+		return res, err
 	}
 	if err == nil && t.ArmTimer {
 		a.TimerArmedFunc(t.TimerIn)
 	}
-	return err
+	return res, err
 }
 
 // grantMessage is the grant of cl to agent; it says which attempt of the
@@ -827,7 +843,7 @@ func (a *ClaimAdvancer) grantMessage(cl *blackboard.Claim, agent string, kind bl
 	}
 	return blackboard.InboxMessage{Agent: agent, Kind: blackboard.MessageGrant, ClaimID: cl.ID,
 		ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Grant: kind, Token: token,
-		Attempt: attempt, MaxAttempts: a.set.retryPolicy(agent, kind).Attempts()}
+		Attempt: attempt, MaxAttempts: a.claims.retryPolicy(agent, kind).Attempts()}
 }
 
 func (a *ClaimAdvancer) event(t blackboard.EventType, cl *blackboard.Claim, agent string, fields map[string]string) blackboard.Event {

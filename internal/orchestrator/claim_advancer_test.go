@@ -18,37 +18,39 @@ import (
 type fixture struct {
 	t        *testing.T
 	bb       *blackboard.Client
-	set      Settings
+	cfg      Config
 	dir      *AgentDirectory
 	advancer *ClaimAdvancer
 	creator  *ClaimCreator
 }
 
-func newFixture(t *testing.T, set Settings) *fixture {
+func newFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
-	return newFixtureOn(t, set, redistest.Client(t))
+	return newFixtureOn(t, cfg, redistest.Client(t))
 }
 
 // newFixtureOn is newFixture on a client of the caller's (one whose
 // connections the test can find and kill).
-func newFixtureOn(t *testing.T, set Settings, bb *blackboard.Client) *fixture {
+func newFixtureOn(t *testing.T, cfg Config, bb *blackboard.Client) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	for name, role := range set.Agents {
+	for name, role := range cfg.Agents {
 		if err := bb.RegisterAgent(ctx, blackboard.Registration{Name: name, Role: role, Consumer: "test"}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
-	set.applyDefaults()
+	cfg.applyDefaults()
 	log := zerolog.Nop()
 	m := NewMetrics(nil)
 	epoch := func() int64 { return 1 } // no leader elected: any epoch passes, none is refused
-	dir := NewAgentDirectory(bb, log, set.Agents, time.Second)
+	dir := NewAgentDirectory(bb, log, cfg.Agents, time.Second)
 	if err := dir.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	adv := NewClaimAdvancer(bb, set, dir, epoch, m, log)
-	return &fixture{t: t, bb: bb, set: set, dir: dir, advancer: adv, creator: NewClaimCreator(bb, set, dir, adv, epoch, m, log)}
+	adv := NewClaimAdvancer(AdvancerParams{Client: bb, Config: cfg.Advancer, Claims: cfg.Claims, Directory: dir, Epoch: epoch, Metrics: m, Log: log})
+	creator := NewClaimCreator(CreatorParams{Client: bb, Config: cfg.Creator, Claims: cfg.Claims, Directory: dir, Advancer: adv,
+		Epoch: epoch, Metrics: m, Log: log})
+	return &fixture{t: t, bb: bb, cfg: cfg, dir: dir, advancer: adv, creator: creator}
 }
 
 // goal posts a goal and creates its claim the way the event loop would.
@@ -108,7 +110,7 @@ func (f *fixture) deliver(claimID, agent, token string, structural blackboard.St
 
 func TestConsensusGrantsPhasesInOrder(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Agents: map[string]string{
 		"rev": "rev", "par-b": "par-b", "par-a": "par-a", "ex-z": "ex-z", "ex-y": "ex-y"}})
 	_, claimID := f.goal()
 	f.bid(claimID, "rev", blackboard.BidReview)
@@ -145,7 +147,7 @@ func TestConsensusGrantsPhasesInOrder(t *testing.T) {
 
 func TestAdvanceIsIdempotent(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"ex": "ex"}})
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Agents: map[string]string{"ex": "ex"}})
 	_, claimID := f.goal()
 	f.bid(claimID, "ex", blackboard.BidExclusive)
 	before := f.claim(claimID)
@@ -174,7 +176,7 @@ func TestAdvanceIsIdempotent(t *testing.T) {
 
 func TestBidDeadlineCountsSilentAgentsAsIgnore(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: 30 * time.Millisecond, Agents: map[string]string{"ex": "ex", "silent": "silent"}})
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: 30 * time.Millisecond}, Agents: map[string]string{"ex": "ex", "silent": "silent"}})
 	_, claimID := f.goal()
 	if err := f.bb.SubmitBid(context.Background(), claimID, "ex", blackboard.BidExclusive); err != nil {
 		t.Fatal(err)
@@ -203,7 +205,7 @@ func TestBidDeadlineCountsSilentAgentsAsIgnore(t *testing.T) {
 
 func TestLostLeaseIsRegrantedThenTerminated(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: 20 * time.Millisecond, MaxGrantAttempts: 2,
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 20 * time.Millisecond}, Advancer: AdvancerConfig{MaxGrantAttempts: 2},
 		Agents: map[string]string{"ex": "ex"}})
 	wf, claimID := f.goal()
 	f.bid(claimID, "ex", blackboard.BidExclusive)
@@ -244,7 +246,7 @@ func TestLostLeaseIsRegrantedThenTerminated(t *testing.T) {
 
 func TestRejectionCreatesOneFeedbackClaim(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, MaxReviewIterations: 3,
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Advancer: AdvancerConfig{MaxReviewIterations: 3},
 		Agents: map[string]string{"rev1": "rev1", "rev2": "rev2", "author": "author"}})
 	ctx := context.Background()
 	_, goalClaim := f.goal()
@@ -292,7 +294,7 @@ func TestRejectionCreatesOneFeedbackClaim(t *testing.T) {
 
 func TestConsensusFromSnapshot(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"ex": "ex", "rev": "rev"}})
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Agents: map[string]string{"ex": "ex", "rev": "rev"}})
 	ctx := context.Background()
 	wf, claimID := f.goal()
 	qc, err := f.bb.QueueConsumer(ctx, "test", "t")
@@ -346,13 +348,13 @@ func TestConsensusFromSnapshot(t *testing.T) {
 // would reclaim the grant's inbox entry, at two TTLs).
 func TestLeaseCheckFollowsTheLeaseExpiry(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: time.Minute, MaxGrantAttempts: 2,
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: time.Minute}, Advancer: AdvancerConfig{MaxGrantAttempts: 2},
 		Agents: map[string]string{"ex": "ex"}})
 	_, claimID := f.goal()
 	f.bid(claimID, "ex", blackboard.BidExclusive)
 	ctx := t.Context()
 	// The cub took the lease and renewed it last a while ago: 3 s are left.
-	if err := f.bb.TakeLease(ctx, claimID, "ex", "1", "cub-1", 3*time.Second); err != nil {
+	if err := f.bb.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: claimID, Agent: "ex", Token: "1", Holder: "cub-1", TTL: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	// The grant is older than the lease TTL, as if a minute had passed.

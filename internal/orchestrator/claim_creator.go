@@ -20,7 +20,8 @@ import (
 // Safe for concurrent use.
 type ClaimCreator struct {
 	bb       *blackboard.Client
-	set      Settings
+	cfg      CreatorConfig
+	claims   ClaimConfig
 	dir      *AgentDirectory
 	advancer *ClaimAdvancer
 	epoch    func() int64
@@ -28,11 +29,29 @@ type ClaimCreator struct {
 	log      zerolog.Logger
 }
 
+// CreatorParams is what NewClaimCreator wires together.
+type CreatorParams struct {
+	Client *blackboard.Client
+	Config CreatorConfig
+	// Claims must be the advancer's: the creator writes the claims the
+	// advancer goes on with.
+	Claims ClaimConfig
+	// Directory answers which agents are live.
+	Directory *AgentDirectory
+	// Advancer takes the claims nobody is asked to bid on.
+	Advancer *ClaimAdvancer
+	// Epoch reports the leader epoch every write is made under.
+	Epoch   func() int64
+	Metrics *Metrics
+	// Log has no component; the creator adds its own.
+	Log zerolog.Logger
+}
+
 // NewClaimCreator returns a creator that hands claims nobody is asked to
-// bid on straight to advancer.
-func NewClaimCreator(bb *blackboard.Client, set Settings, dir *AgentDirectory, advancer *ClaimAdvancer, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimCreator {
-	return &ClaimCreator{bb: bb, set: set, dir: dir, advancer: advancer, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_creator").Logger()}
+// bid on straight to p.Advancer.
+func NewClaimCreator(p CreatorParams) *ClaimCreator {
+	return &ClaimCreator{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, advancer: p.Advancer, epoch: p.Epoch, m: p.Metrics,
+		log: p.Log.With().Str("component", "claim_creator").Logger()}
 }
 
 // OnArtefact creates the claim for the artefact an artefact_created event
@@ -56,12 +75,12 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			ArtefactType: ev.Field("type"),
 		},
 		ByArtefact: true,
-		Budget: blackboard.Budget{MaxArtefacts: c.set.MaxWorkflowArtefacts, MaxDepth: c.set.MaxChainDepth, Depth: depth,
-			MaxTokens: c.set.MaxWorkflowTokens},
+		Budget: blackboard.Budget{MaxArtefacts: c.cfg.MaxWorkflowArtefacts, MaxDepth: c.cfg.MaxChainDepth, Depth: depth,
+			MaxTokens: c.cfg.MaxWorkflowTokens},
 		Epoch: c.epoch(),
 	}
 	var bidders []string
-	if c.set.Approvals.Gates(ev.Field("type"), ev.Agent) {
+	if c.claims.Approvals.Gates(ev.Field("type"), ev.Agent) {
 		// A gated artefact waits for a human before anyone is asked to
 		// bid: no agent spends work on something a person may reject, and
 		// liveness is read when the work can actually start.
@@ -77,9 +96,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 				"approval_timeout_ms": strconv.FormatInt(timeout.Milliseconds(), 10),
 			}}}
 	} else {
-		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		if c.set.DecideRuleBids {
-			plan = plan.decideRules(c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
+		plan := planBids(c.dir, c.claims.Rules, ev.Field("type"), ev.Field("produced_by_role"))
+		if c.cfg.DecideRuleBids {
+			plan = plan.decideRules(c.claims.Rules, ev.Field("type"), ev.Field("produced_by_role"))
 		}
 		bidders = plan.Bidders
 		nc.Claim.ExpectedBidders = plan.Bidders
@@ -88,9 +107,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		nc.Events = plan.event(claimID, ev.ArtefactID, ev.WorkflowID)
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
-		nc.BidTimeout = c.set.BidTimeout
+		nc.BidTimeout = c.claims.BidTimeout
 		nc.GrantPlan = c.grantPlan(plan, ev.Field("type"), ev.Field("produced_by_role"))
-		nc.FinishByResult = !c.set.NoResultCompletion
+		nc.FinishByResult = !c.cfg.NoResultCompletion
 	}
 	id, created, err := c.bb.CreateClaim(ctx, nc)
 	var budget *blackboard.BudgetError
@@ -115,7 +134,7 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 				Str("type", ev.Field("type")).Str("event", string(blackboard.EventApprovalRequested)).Msg("waiting for approval")
 			return nil
 		}
-		wake := c.set.BidTimeout
+		wake := c.claims.BidTimeout
 		if nc.GrantPlan != nil && nc.GrantPlan.LeaseCheck < wake {
 			// The last bid may grant in its own script and arm the lease
 			// check there, out of this loop's sight: wake by then so a
@@ -145,12 +164,12 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 // (a bid script), a consumer was absent (whether its answer is needed is
 // consensus's call), or the decided grant is not to one agent alone.
 func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.GrantPlan {
-	if c.set.NoBidGrants || len(plan.Bidders) == 0 || len(plan.Absent) > 0 {
+	if c.cfg.NoBidGrants || len(plan.Bidders) == 0 || len(plan.Absent) > 0 {
 		return nil
 	}
 	expect := make(map[string]blackboard.Bid, len(plan.Bidders))
 	for _, agent := range plan.Bidders {
-		r, ok := c.set.Rules[agent]
+		r, ok := c.claims.Rules[agent]
 		if !ok {
 			return nil
 		}
@@ -167,9 +186,9 @@ func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.Gra
 		return nil
 	}
 	info := phaseInfo[d.Phase]
-	return &blackboard.GrantPlan{MaxConcurrentClaims: c.set.MaxConcurrentClaims, LeaseCheck: c.set.LeaseTTL + leaseMargin,
+	return &blackboard.GrantPlan{MaxConcurrentClaims: c.claims.MaxConcurrentClaims, LeaseCheck: c.claims.LeaseTTL + leaseMargin,
 		Expect: expect, Agent: d.Agents[0], Phase: info.name, Kind: info.grant,
-		MaxAttempts: c.set.retryPolicy(d.Agents[0], info.grant).Attempts()}
+		MaxAttempts: c.claims.retryPolicy(d.Agents[0], info.grant).Attempts()}
 }
 
 // approvalTimeout is how long an approval in this workflow waits: the
@@ -179,7 +198,7 @@ func (c *ClaimCreator) approvalTimeout(ctx context.Context, workflowID string) (
 	goal, err := c.bb.GetArtefact(ctx, workflowID)
 	if err != nil {
 		if errors.Is(err, blackboard.ErrNotFound) {
-			return c.set.Approvals.Timeout.Std(), nil
+			return c.claims.Approvals.Timeout.Std(), nil
 		}
 		return 0, err
 	}
@@ -191,7 +210,7 @@ func (c *ClaimCreator) approvalTimeout(ctx context.Context, workflowID string) (
 		c.log.Warn().Str("workflow_id", workflowID).Str("approval_timeout", raw).
 			Msg("the goal's approval_timeout is not a duration; using approvals.timeout")
 	}
-	return c.set.Approvals.Timeout.Std(), nil
+	return c.claims.Approvals.Timeout.Std(), nil
 }
 
 // budgetExceeded records why the chain stops and fails the workflow. Both

@@ -33,7 +33,7 @@ type EventLoop struct {
 	dir      *AgentDirectory
 	m        *Metrics
 	log      zerolog.Logger
-	sweep    time.Duration
+	cfg      EventLoopConfig
 
 	mu   sync.Mutex
 	acks []string
@@ -46,11 +46,23 @@ type EventLoop struct {
 	EscalateFunc func(ctx context.Context, event any) bool
 }
 
-// NewEventLoop wires the loop; sweep is the period of the re-handling of
-// unacknowledged events.
-func NewEventLoop(bb *blackboard.Client, disp *Dispatcher, creator *ClaimCreator, advancer *ClaimAdvancer, dir *AgentDirectory, m *Metrics, log zerolog.Logger, sweep time.Duration) *EventLoop {
-	return &EventLoop{bb: bb, disp: disp, creator: creator, advancer: advancer, dir: dir, m: m,
-		log: log.With().Str("component", "event_loop").Logger(), sweep: sweep}
+// EventLoopParams is what NewEventLoop wires together.
+type EventLoopParams struct {
+	Client     *blackboard.Client
+	Config     EventLoopConfig
+	Dispatcher *Dispatcher
+	Creator    *ClaimCreator
+	Advancer   *ClaimAdvancer
+	Directory  *AgentDirectory
+	Metrics    *Metrics
+	// Log has no component; the loop adds its own.
+	Log zerolog.Logger
+}
+
+// NewEventLoop wires the loop.
+func NewEventLoop(p EventLoopParams) *EventLoop {
+	return &EventLoop{bb: p.Client, disp: p.Dispatcher, creator: p.Creator, advancer: p.Advancer, dir: p.Directory, m: p.Metrics,
+		log: p.Log.With().Str("component", "event_loop").Logger(), cfg: p.Config}
 }
 
 // Run reads and dispatches events until ctx ends.
@@ -59,7 +71,7 @@ func (l *EventLoop) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l.dead.init(ec, l.advancer.set.DeadLetterAfter, l.log)
+	l.dead.init(ec, l.cfg.DeadLetterAfter, l.log)
 	if err := l.handlePending(ctx, ec); err != nil {
 		return err
 	}
@@ -95,7 +107,7 @@ func (l *EventLoop) Run(ctx context.Context) error {
 		for _, ev := range events {
 			l.dispatch(ctx, ev)
 		}
-		if time.Since(lastSweep) >= l.sweep {
+		if time.Since(lastSweep) >= l.cfg.Sweep {
 			lastSweep = time.Now()
 			if err := l.handlePending(ctx, ec); err != nil && ctx.Err() == nil {
 				l.log.Warn().Err(err).Msg("sweep of unacknowledged events failed")
@@ -300,7 +312,7 @@ func (l *EventLoop) releasable(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return releasableClaims(counts, l.advancer.set.MaxConcurrentClaims), nil
+	return releasableClaims(counts, l.cfg.MaxConcurrentClaims), nil
 }
 
 // releasableClaims is how many of the waiting claims the slots let go:

@@ -24,7 +24,7 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 	t.Parallel()
 	name := "loop-" + redistest.Instance(t)
 	bb := redistest.NamedClient(t, name)
-	f := newFixtureOn(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"coder": "coder"}}, bb)
+	f := newFixtureOn(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Agents: map[string]string{"coder": "coder"}}, bb)
 	ctx := t.Context()
 	raw := redistest.Raw(t)
 	queue := bb.Keys().OrchestratorQueue()
@@ -56,7 +56,8 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })
 	disp := NewDispatcher(2, 16)
-	loop := NewEventLoop(bb, disp, f.creator, f.advancer, f.dir, NewMetrics(nil), zerolog.Nop(), time.Hour)
+	loop := NewEventLoop(EventLoopParams{Client: bb, Config: EventLoopConfig{Sweep: time.Hour}, Dispatcher: disp,
+		Creator: f.creator, Advancer: f.advancer, Directory: f.dir, Metrics: NewMetrics(nil), Log: zerolog.Nop()})
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = disp.Run(loopCtx) }()
 	go func() { defer wg.Done(); _ = loop.Run(loopCtx) }()
@@ -87,7 +88,7 @@ func TestQueueEntryWhoseReplyWasLostIsHandledAfterTheFailedRead(t *testing.T) {
 // a second time.
 func TestSweepDoesNotHandleAnAcknowledgedEntryAgain(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Settings{BidTimeout: time.Hour, Agents: map[string]string{"coder": "coder"}})
+	f := newFixture(t, Config{Claims: ClaimConfig{BidTimeout: time.Hour}, Agents: map[string]string{"coder": "coder"}})
 	ctx := t.Context()
 	g := blackboard.NewGoal("handled once", 0, "user", nil)
 	if err := f.bb.CreateArtefact(ctx, g, blackboard.WriteAuth{}); err != nil {
@@ -98,7 +99,8 @@ func TestSweepDoesNotHandleAnAcknowledgedEntryAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics(nil)
-	loop := NewEventLoop(f.bb, NewDispatcher(1, 16), f.creator, f.advancer, f.dir, m, zerolog.Nop(), time.Hour)
+	loop := NewEventLoop(EventLoopParams{Client: f.bb, Config: EventLoopConfig{Sweep: time.Hour}, Dispatcher: NewDispatcher(1, 16),
+		Creator: f.creator, Advancer: f.advancer, Directory: f.dir, Metrics: m, Log: zerolog.Nop()})
 	loop.dead.init(ec, 5, zerolog.Nop())
 	events, err := ec.Next(ctx, nil, 100, 0)
 	if err != nil || len(events) == 0 {

@@ -49,7 +49,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 	}
 	iteration := target.Version - 1
 	// Issue 28: a review cluster may set its own revision limit.
-	limit := a.set.ReviewClusters.For(target.Type).RevisionLimit(a.set.MaxReviewIterations)
+	limit := a.cfg.ReviewClusters.For(target.Type).RevisionLimit(a.cfg.MaxReviewIterations)
 
 	if limit > 0 && iteration >= limit {
 		payload := fmt.Sprintf("Max review iterations (%d) reached for artefact %s (%s, version %d, thread %s). "+
@@ -165,7 +165,7 @@ func (a *ClaimAdvancer) createReworkClaim(ctx context.Context, c *blackboard.Cla
 		Claim:    c,
 		AddsItem: true,
 		Counts:   true,
-		TimerIn:  a.set.LeaseTTL + leaseMargin,
+		TimerIn:  a.claims.LeaseTTL + leaseMargin,
 		Grants:   map[string]string{producer: "1"},
 		Inbox: []blackboard.InboxMessage{a.grantMessage(&blackboard.Claim{ID: c.ID, ArtefactID: c.ArtefactID, WorkflowID: c.WorkflowID},
 			producer, blackboard.GrantFeedback, "1")},
@@ -180,7 +180,7 @@ func (a *ClaimAdvancer) createReworkClaim(ctx context.Context, c *blackboard.Cla
 		a.m.ClaimsCreated.Inc()
 		a.m.FeedbackIterations.Inc()
 		a.m.Grants.WithLabelValues("feedback").Inc()
-		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+		a.TimerArmedFunc(a.claims.LeaseTTL + leaseMargin)
 		return true, nil
 	case errors.Is(err, blackboard.ErrExists):
 		return false, nil

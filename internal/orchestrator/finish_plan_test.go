@@ -24,11 +24,12 @@ func TestClaimsCarryAFinishPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second, NoResultCompletion: off,
+			f := newFixture(t, Config{Creator: CreatorConfig{NoResultCompletion: off},
 				Agents: map[string]string{"coder": "coder"},
-				// The coder's configured rules: the orchestrator predicts
-				// its bid from them to plan the grant in the bid.
-				Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}}})
+				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second,
+					// The coder's configured rules: the orchestrator predicts
+					// its bid from them to plan the grant in the bid.
+					Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}}}})
 			raw := redistest.Raw(t)
 			if err := raw.Set(ctx, f.bb.Keys().Epoch(), "1", 0).Err(); err != nil {
 				t.Fatal(err)

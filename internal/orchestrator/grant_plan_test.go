@@ -42,12 +42,13 @@ func TestClaimsCarryAGrantPlan(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, Settings{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second, NoBidGrants: off,
+			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: off},
 				Agents: map[string]string{"coder": "coder"},
-				// The coder's configured rules: the orchestrator predicts
-				// its bid from them to plan the grant in the bid.
-				Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}},
-				Retry: map[string]retrypolicy.Policy{"coder": {MaxAttempts: 4}}})
+				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second,
+					// The coder's configured rules: the orchestrator predicts
+					// its bid from them to plan the grant in the bid.
+					Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}},
+					Retry: map[string]retrypolicy.Policy{"coder": {MaxAttempts: 4}}}})
 			if err := redistest.Raw(t).Set(context.Background(), f.bb.Keys().Epoch(), "1", 0).Err(); err != nil {
 				t.Fatal(err)
 			}

@@ -24,11 +24,11 @@ import (
 // startLearning begins the learning for a rejected claim cl: a learn
 // claim for the learner, or the reason recorded at once.
 func (a *ClaimAdvancer) startLearning(ctx context.Context, cl *blackboard.Claim, target, review *blackboard.Artefact) error {
-	if a.set.Learner == "" {
+	if a.cfg.Learner == "" {
 		return a.recordLearning(ctx, cl.ID, cl.WorkflowID, target, cl.Approval.Reason, blackboard.LearningFromReason, cl.Approval.By)
 	}
 	id := blackboard.DeriveID("learn-claim", cl.ID)
-	learner := a.set.Learner
+	learner := a.cfg.Learner
 	stub := &blackboard.Claim{ID: id, ArtefactID: target.ID, WorkflowID: cl.WorkflowID}
 	_, _, err := a.bb.CreateClaim(ctx, blackboard.NewClaim{
 		Claim: &blackboard.Claim{
@@ -41,7 +41,7 @@ func (a *ClaimAdvancer) startLearning(ctx context.Context, cl *blackboard.Claim,
 			Iteration:             cl.Iteration,
 			Attempts:              1,
 		},
-		TimerIn: a.set.LeaseTTL + leaseMargin,
+		TimerIn: a.claims.LeaseTTL + leaseMargin,
 		Grants:  map[string]string{learner: "1"},
 		Inbox:   []blackboard.InboxMessage{a.grantMessage(stub, learner, blackboard.GrantLearn, "1")},
 		Events: []blackboard.Event{{
@@ -55,7 +55,7 @@ func (a *ClaimAdvancer) startLearning(ctx context.Context, cl *blackboard.Claim,
 	case err == nil:
 		a.m.ClaimsCreated.Inc()
 		a.m.Grants.WithLabelValues("learn").Inc()
-		a.TimerArmedFunc(a.set.LeaseTTL + leaseMargin)
+		a.TimerArmedFunc(a.claims.LeaseTTL + leaseMargin)
 		a.log.Info().Str("claim_id", id).Str("parent_claim_id", cl.ID).Str("agent", learner).
 			Str("event", string(blackboard.EventLearnClaimCreated)).Msg("asking the learner")
 		return nil

@@ -5,7 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -38,8 +38,8 @@ func (p *LearningsPublisher) Publish(ctx context.Context) error {
 	}
 	text := ""
 	if len(ls) > 0 {
-		text = agentmemory.Render(ls)
-		if w := agentmemory.Warning(len(ls)); w != "" {
+		text = learningsfile.Render(ls)
+		if w := learningsfile.Warning(len(ls)); w != "" {
 			p.log.Warn().Int("learnings", len(ls)).Msg(w + " (see `sett learnings`)")
 		}
 	}

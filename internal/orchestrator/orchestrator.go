@@ -16,7 +16,7 @@ import (
 // New and call Run once.
 type Orchestrator struct {
 	bb      *blackboard.Client
-	set     Settings
+	cfg     Config
 	log     zerolog.Logger // component "orchestrator"
 	base    zerolog.Logger // no component: each service adds its own
 	m       *Metrics
@@ -31,12 +31,13 @@ type Orchestrator struct {
 // at once, so no two live orchestrators may share one (empty: none, a
 // restart waits for the lease to expire; see LeaderLease). log must not
 // carry a component: each service adds its own.
-func New(bb *blackboard.Client, set Settings, m *Metrics, log zerolog.Logger, id string) *Orchestrator {
-	set.applyDefaults()
-	o := &Orchestrator{bb: bb, set: set, log: log.With().Str("component", "orchestrator").Logger(), base: log, m: m}
-	o.lease = NewLeaderLease(bb, o.base, id, set.LeaderTTL)
+func New(bb *blackboard.Client, cfg Config, m *Metrics, log zerolog.Logger, id string) *Orchestrator {
+	cfg.applyDefaults()
+	cfg.Events.MaxConcurrentClaims = cfg.Claims.MaxConcurrentClaims
+	o := &Orchestrator{bb: bb, cfg: cfg, log: log.With().Str("component", "orchestrator").Logger(), base: log, m: m}
+	o.lease = NewLeaderLease(bb, o.base, id, cfg.LeaderTTL)
 	o.id = o.lease.ID()
-	o.dir = NewAgentDirectory(bb, o.base, set.Agents, set.LivenessRefresh)
+	o.dir = NewAgentDirectory(bb, o.base, cfg.Agents, cfg.LivenessRefresh)
 	return o
 }
 
@@ -68,19 +69,23 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	o.m.Leading.Set(1)
 	defer o.m.Leading.Set(0)
 	epochFn := func() int64 { return epoch }
-	disp := NewDispatcher(o.set.Workers, 256)
-	advancer := NewClaimAdvancer(o.bb, o.set, o.dir, epochFn, o.m, o.base)
-	learnings := NewLearningsPublisher(o.bb, o.set.VaultManagesToolMemory, o.base)
+	disp := NewDispatcher(o.cfg.ClaimHandlers, 256)
+	advancer := NewClaimAdvancer(AdvancerParams{Client: o.bb, Config: o.cfg.Advancer, Claims: o.cfg.Claims,
+		Directory: o.dir, Epoch: epochFn, Metrics: o.m, Log: o.base})
+	learnings := NewLearningsPublisher(o.bb, o.cfg.VaultManagesToolMemory, o.base)
 	advancer.LearningsChangedFunc = learnings.Publish
-	timers := NewTimerLoop(o.bb, disp, advancer, epochFn, o.base)
+	timers := NewTimerLoop(TimerLoopParams{Client: o.bb, Dispatcher: disp, Advancer: advancer, Epoch: epochFn, Log: o.base})
 	advancer.TimerArmedFunc = timers.Armed
-	creator := NewClaimCreator(o.bb, o.set, o.dir, advancer, epochFn, o.m, o.base)
-	events := NewEventLoop(o.bb, disp, creator, advancer, o.dir, o.m, o.base, o.set.ReconcileEvery)
-	hook := escalation.New(o.set.Escalation, o.base)
+	creator := NewClaimCreator(CreatorParams{Client: o.bb, Config: o.cfg.Creator, Claims: o.cfg.Claims,
+		Directory: o.dir, Advancer: advancer, Epoch: epochFn, Metrics: o.m, Log: o.base})
+	events := NewEventLoop(EventLoopParams{Client: o.bb, Config: o.cfg.Events, Dispatcher: disp, Creator: creator,
+		Advancer: advancer, Directory: o.dir, Metrics: o.m, Log: o.base})
+	hook := escalation.New(o.cfg.Escalation, o.base)
 	defer func() { _ = hook.Close(context.WithoutCancel(ctx)) }()
 	events.EscalateFunc = hook.Notify
-	reconciler := NewReconciler(o.bb, disp, advancer, o.set.ReconcileEvery, o.m, o.base)
-	stopFile := NewStopFileWatcher(o.bb, o.set.StopDirs, o.base)
+	reconciler := NewReconciler(ReconcilerParams{Client: o.bb, Config: o.cfg.Reconciler, Dispatcher: disp,
+		Advancer: advancer, Metrics: o.m, Log: o.base})
+	stopFile := NewStopFileWatcher(o.bb, o.cfg.StopDirs, o.base)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -98,7 +103,7 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	// The scheduler's per-agent gates read the limits from Redis; the
 	// leader states them from sett.yml before granting anything.
 	for {
-		err := o.bb.SetCapacity(ctx, o.set.AgentLimits, o.set.HeartbeatTTL, o.set.LeaseTTL+leaseMargin)
+		err := o.bb.SetCapacity(ctx, o.cfg.AgentLimits, o.cfg.HeartbeatTTL, o.cfg.Claims.LeaseTTL+leaseMargin)
 		if err == nil {
 			break
 		}
@@ -117,9 +122,9 @@ func (o *Orchestrator) lead(ctx context.Context, epoch int64) {
 	run("timer_loop", timers.Run)
 	run("reconciler", reconciler.Run)
 	run("stop_file_watcher", stopFile.Run)
-	for _, svc := range o.set.LeaderServices {
+	for _, svc := range o.cfg.LeaderServices {
 		run(svc.Name, svc.Run)
 	}
-	run("janitor", NewJanitor(o.bb, o.set.Retention, o.log).Run)
+	run("janitor", NewJanitor(o.bb, o.cfg.Retention, o.log).Run)
 	wg.Wait()
 }

@@ -111,7 +111,8 @@ func (a *ClaimAdvancer) mergeMemory(ctx context.Context, b *phaseBoundary, updat
 	if !changed {
 		return nil
 	}
-	err := a.bb.WriteSharedMemory(ctx, cl.WorkflowID, cl.ID, string(merged.Encode()), b.rev, a.epoch())
+	err := a.bb.WriteSharedMemory(ctx, blackboard.WriteSharedMemoryParams{WorkflowID: cl.WorkflowID, ClaimID: cl.ID,
+		Doc: string(merged.Encode()), ExpectRev: b.rev, Epoch: a.epoch()})
 	switch {
 	case err == nil:
 		a.m.MemoryMerges.Inc()
@@ -148,7 +149,7 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 	verdicts := map[string]reviewpolicy.Verdict{}
 	errored, retried := map[string]bool{}, map[string]bool{}
 	for _, agent := range cl.GrantedReviewAgents {
-		role := a.set.ReviewRoles[agent]
+		role := a.cfg.ReviewRoles[agent]
 		r := reviewpolicy.Review{Agent: agent, Role: role, State: reviewpolicy.StateDelivered}
 		out := b.outputs[agent]
 		switch {
@@ -160,14 +161,14 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 			m, _ := agentMemory(out)
 			r.Verdict = reviewpolicy.Judge(out.Payload, m)
 			verdicts[agent] = r.Verdict
-			errored[agent] = r.Verdict.Status == memory.StatusError && a.set.advisoryDeadline(agent) == 0
+			errored[agent] = r.Verdict.Status == memory.StatusError && a.cfg.advisoryDeadline(agent) == 0
 		}
 		retried[agent] = len(cl.Retries[agent].ErrorAnswers) > 0
 		reviews = append(reviews, r)
 	}
 	// Issue 28: the cluster of the target's type decides, with its own
 	// revision limit and at_limit rule.
-	cluster := a.set.ReviewClusters.For(b.target.Type)
+	cluster := a.cfg.ReviewClusters.For(b.target.Type)
 	d := reviewpolicy.Decide(cluster.Policy, reviews)
 	// Issue 28: an answered ERROR is asked once more; the reviewers held
 	// back while the gate reviewers reviewed are asked when every gate
@@ -181,11 +182,11 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 		return a.grantAfterGate(ctx, b, stage.Agents)
 	case reviewGateDecided:
 		for _, agent := range stage.Agents {
-			reviews = append(reviews, reviewpolicy.Review{Agent: agent, Role: a.set.ReviewRoles[agent], State: reviewpolicy.StateSkipped})
+			reviews = append(reviews, reviewpolicy.Review{Agent: agent, Role: a.cfg.ReviewRoles[agent], State: reviewpolicy.StateSkipped})
 		}
 		d = reviewpolicy.Decide(cluster.Policy, reviews)
 	}
-	d = cluster.ApplyLimit(d, b.target.Version-1, cluster.RevisionLimit(a.set.MaxReviewIterations))
+	d = cluster.ApplyLimit(d, b.target.Version-1, cluster.RevisionLimit(a.cfg.MaxReviewIterations))
 	if cluster.Replans(d) {
 		n, err := a.replansSoFar(ctx, cl.WorkflowID, cluster.Name, cl.ID)
 		if err != nil {

@@ -28,11 +28,21 @@ type Reconciler struct {
 	log      zerolog.Logger
 }
 
-// NewReconciler wires the reconciler; rate (claims per second) comes from
-// the advancer's settings.
-func NewReconciler(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, every time.Duration, m *Metrics, log zerolog.Logger) *Reconciler {
-	return &Reconciler{bb: bb, disp: disp, advancer: advancer, every: every, rate: max(advancer.set.ReconcileRate, 1), m: m,
-		log: log.With().Str("component", "reconciler").Logger()}
+// ReconcilerParams is what NewReconciler wires together.
+type ReconcilerParams struct {
+	Client     *blackboard.Client
+	Config     ReconcilerConfig
+	Dispatcher *Dispatcher
+	Advancer   *ClaimAdvancer
+	Metrics    *Metrics
+	// Log has no component; the reconciler adds its own.
+	Log zerolog.Logger
+}
+
+// NewReconciler wires the reconciler.
+func NewReconciler(p ReconcilerParams) *Reconciler {
+	return &Reconciler{bb: p.Client, disp: p.Dispatcher, advancer: p.Advancer, every: p.Config.Every, rate: max(p.Config.Rate, 1), m: p.Metrics,
+		log: p.Log.With().Str("component", "reconciler").Logger()}
 }
 
 // Run reconciles at once and then every period until ctx ends.

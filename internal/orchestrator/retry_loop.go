@@ -80,7 +80,7 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 		if f == nil {
 			return nil, nil, false, fmt.Errorf("orchestrator: claim %s: failure %s of %s does not exist", cl.ID, ids[i], agent)
 		}
-		policy := a.set.retryPolicy(agent, kind)
+		policy := a.claims.retryPolicy(agent, kind)
 		rs := retries[agent]
 		if rs.FailureID == f.ID {
 			// Decided before: re-grant once the backoff is over.
@@ -101,14 +101,14 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 				"attempt": strconv.Itoa(attempt), "max_attempts": strconv.Itoa(policy.Attempts()),
 			}))
 			a.m.Retries.WithLabelValues("granted").Inc()
-			next = minPositive(next, a.set.LeaseTTL+leaseMargin)
+			next = minPositive(next, a.claims.LeaseTTL+leaseMargin)
 			changed = true
 			continue
 		}
 		rs.Failed++
 		rs.Failures = append(rs.Failures, f.ID)
 		decision := a.jitter.next(policy, rs.Failed, failureFacts(f))
-		if review && a.set.ReviewRoles[agent].Advisory {
+		if review && a.cfg.ReviewRoles[agent].Advisory {
 			// An advisory reviewer's failure is ignored: nobody waits for
 			// a retry of it.
 			decision = retrypolicy.Retry{Reason: "advisory reviewer: its failure is ignored"}
@@ -161,7 +161,7 @@ func (a *ClaimAdvancer) failures(ctx context.Context, st *blackboard.ClaimState,
 	if len(t.Grants) == 0 {
 		t.Gate = nil // only a re-grant is subject to the scheduler
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return nil, nil, false, err
 	}
 	return nil, nil, true, nil

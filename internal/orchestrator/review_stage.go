@@ -26,7 +26,7 @@ func reviewSkipped(st *blackboard.ClaimState, agent string) bool {
 func (a *ClaimAdvancer) advisoryWaitOf(ctx context.Context, st *blackboard.ClaimState, missing []string) (advisoryWait, error) {
 	deadlines := map[string]time.Duration{}
 	for _, agent := range missing {
-		d := a.set.advisoryDeadline(agent)
+		d := a.cfg.advisoryDeadline(agent)
 		if d <= 0 {
 			return advisoryWait{}, nil // a non-advisory review is awaited
 		}
@@ -54,13 +54,13 @@ func (a *ClaimAdvancer) skipAdvisory(ctx context.Context, st *blackboard.ClaimSt
 	}
 	for _, agent := range agents {
 		t.Grants[agent] = skippedGrant
-		d := a.set.advisoryDeadline(agent)
+		d := a.cfg.advisoryDeadline(agent)
 		t.Events = append(t.Events, a.event(blackboard.EventReviewSkipped, cl, agent, map[string]string{
 			"reason": "advisory_deadline", "deadline_ms": itoa64(d.Milliseconds()),
 			"note": "advisory reviewer " + agent + " did not answer within its deadline of " + d.String() + "; the review phase decides without it",
 		}))
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Strs("agents", agents).
@@ -91,7 +91,7 @@ func (a *ClaimAdvancer) askAgainAfterError(ctx context.Context, b *phaseBoundary
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Grants: map[string]string{}, ClearOutputs: agents, Gate: a.gate(),
-		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		ArmTimer: true, TimerIn: a.claims.LeaseTTL + leaseMargin,
 	}
 	for _, agent := range agents {
 		out := b.outputs[agent]
@@ -110,7 +110,7 @@ func (a *ClaimAdvancer) askAgainAfterError(ctx context.Context, b *phaseBoundary
 		}))
 	}
 	t.Set.Retries = retries
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.m.Retries.WithLabelValues("granted").Add(float64(len(agents)))
@@ -129,7 +129,7 @@ func (a *ClaimAdvancer) grantAfterGate(ctx context.Context, b *phaseBoundary, re
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: cl.Status,
 		Set:    blackboard.ClaimPatch{GrantedReviewAgents: granted},
 		Grants: map[string]string{}, Gate: a.gate(),
-		ArmTimer: true, TimerIn: a.set.LeaseTTL + leaseMargin,
+		ArmTimer: true, TimerIn: a.claims.LeaseTTL + leaseMargin,
 		Events: []blackboard.Event{a.event(blackboard.EventClaimGranted, cl, "", map[string]string{
 			"phase": phaseInfo[phaseReview].name, "agents": strings.Join(rest, ","),
 			"after_gate": strings.Join(cl.GrantedReviewAgents, ","),
@@ -139,7 +139,7 @@ func (a *ClaimAdvancer) grantAfterGate(ctx context.Context, b *phaseBoundary, re
 		t.Grants[agent] = "1"
 		t.Inbox = append(t.Inbox, a.grantMessage(cl, agent, blackboard.GrantReview, "1"))
 	}
-	if err := a.transition(ctx, t); err != nil {
+	if _, err := a.transition(ctx, t); err != nil {
 		return err
 	}
 	a.m.Grants.WithLabelValues(phaseInfo[phaseReview].name).Add(float64(len(rest)))

@@ -33,10 +33,21 @@ type TimerLoop struct {
 	wake     chan time.Duration
 }
 
+// TimerLoopParams is what NewTimerLoop wires together.
+type TimerLoopParams struct {
+	Client     *blackboard.Client
+	Dispatcher *Dispatcher
+	Advancer   *ClaimAdvancer
+	// Epoch reports the leader epoch timers are popped under.
+	Epoch func() int64
+	// Log has no component; the loop adds its own.
+	Log zerolog.Logger
+}
+
 // NewTimerLoop wires the loop.
-func NewTimerLoop(bb *blackboard.Client, disp *Dispatcher, advancer *ClaimAdvancer, epoch func() int64, log zerolog.Logger) *TimerLoop {
-	return &TimerLoop{bb: bb, disp: disp, advancer: advancer, epoch: epoch,
-		log: log.With().Str("component", "timer_loop").Logger(), wake: make(chan time.Duration, 1)}
+func NewTimerLoop(p TimerLoopParams) *TimerLoop {
+	return &TimerLoop{bb: p.Client, disp: p.Dispatcher, advancer: p.Advancer, epoch: p.Epoch,
+		log: p.Log.With().Str("component", "timer_loop").Logger(), wake: make(chan time.Duration, 1)}
 }
 
 // Armed tells the loop that a timer fires in d; it wakes up earlier if it

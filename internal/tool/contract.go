@@ -60,6 +60,9 @@ type Artefact struct {
 	Summary         string            `json:"summary,omitempty"`
 	CreatedAtMs     int64             `json:"created_at_ms"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
+	// Priority is a goal's priority score (omitted on other artefacts
+	// and on goals scored 0); the goal's metadata keeps what was written.
+	Priority int `json:"priority,omitempty"`
 	// ProducedByAgent is the agent that wrote it ("" for goals and the
 	// orchestrator's artefacts); memory.upstream is keyed by it.
 	ProducedByAgent string `json:"produced_by_agent,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -146,7 +146,7 @@ func (b *Bridge) dashboard(ctx context.Context, pending []blackboard.ApprovalReq
 	d.Activity = append([]string(nil), b.activity...)
 	b.mu.Unlock()
 	d.Waiting = b.waiting
-	if w := agentmemory.Warning(b.warned); w != "" {
+	if w := learningsfile.Warning(b.warned); w != "" {
 		d.Warnings = append(d.Warnings, w)
 	}
 	if w := passWarning(b.passErr); w != "" {

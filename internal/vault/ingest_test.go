@@ -152,7 +152,7 @@ func TestIngestWaitsForAnEditorsAutosaves(t *testing.T) {
 	e.clock.Add(testSettle)
 	e.pass()
 	g := e.wantGoals(1)
-	if g[0].Payload != "Add a /health endpoint to the API and document it." || g[0].Metadata["priority_label"] != "high" {
+	if g[0].Payload != "Add a /health endpoint to the API and document it." || g[0].Metadata["priority"] != "high" {
 		t.Errorf("goal %q %v, want the full text and its priority", g[0].Payload, g[0].Metadata)
 	}
 	moved := readDoc(t, e.path(InProgress, "Add health.md"))
@@ -181,7 +181,7 @@ func TestIngestTwoChunksWithAPause(t *testing.T) {
 	e.clock.Add(200 * time.Millisecond)
 	e.pass()
 	g := e.wantGoals(1)
-	if !strings.HasSuffix(g[0].Payload, "3. outlook") || g[0].Metadata["priority_label"] != "high" {
+	if !strings.HasSuffix(g[0].Payload, "3. outlook") || g[0].Metadata["priority"] != "high" {
 		t.Errorf("goal lost the second chunk or the priority: %q %v", g[0].Payload, g[0].Metadata)
 	}
 	data, err := os.ReadFile(e.path(InProgress, "report.md"))

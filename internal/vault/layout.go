@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 )
 
 // Folders of a vault.
@@ -25,7 +25,7 @@ const (
 
 // Files at the vault root.
 const (
-	AgentMemoryFile = agentmemory.FileName
+	AgentMemoryFile = learningsfile.FileName
 	HandbookFile    = "Company_Handbook.md"
 	DashboardFile   = "Dashboard.md"
 	SharedMemory    = "memory.md"
@@ -87,7 +87,7 @@ func Scaffold(path string) ([]string, error) {
 		created = append(created, p)
 	}
 	files := []struct{ name, text string }{
-		{AgentMemoryFile, agentmemory.Template},
+		{AgentMemoryFile, learningsfile.Template},
 		{HandbookFile, HandbookStub},
 		{DashboardFile, RenderDashboard(DashboardData{})},
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/pkg/blackboard"
 )
@@ -66,7 +66,7 @@ func (b *Bridge) learnings(ctx context.Context) (map[string]blackboard.Learning,
 		if st.Appended[l.ID] {
 			continue
 		}
-		if err := agentmemory.Append(path, agentmemory.RenderLine(l)); err != nil {
+		if err := learningsfile.Append(path, learningsfile.RenderLine(l)); err != nil {
 			return out, err
 		}
 		st.Appended[l.ID] = true
@@ -97,11 +97,11 @@ func (b *Bridge) toolMemory(ctx context.Context) error {
 	if b.memStamp["tool"] == stamp {
 		return nil
 	}
-	if agentmemory.IsTemplate(learn) {
+	if learningsfile.IsTemplate(learn) {
 		learn = ""
 	}
-	if n := agentmemory.Count(learn); n != b.warned {
-		if w := agentmemory.Warning(n); w != "" {
+	if n := learningsfile.Count(learn); n != b.warned {
+		if w := learningsfile.Warning(n); w != "" {
 			b.log.Warn().Int("learnings", n).Msg(w)
 		}
 		b.warned = n

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 )
 
 // Rebuild regenerates every projection from Redis (the vault is
@@ -42,21 +42,21 @@ func (b *Bridge) rebuildAgentMemory(ctx context.Context) error {
 	path := filepath.Join(b.opt.Path, AgentMemoryFile)
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		old, err = []byte(agentmemory.Template), nil
+		old, err = []byte(learningsfile.Template), nil
 	}
 	if err != nil {
 		return err
 	}
 	var kept []string
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if agentmemory.Count(l) == 0 {
+		if learningsfile.Count(l) == 0 {
 			kept = append(kept, l)
 		}
 	}
 	st := b.loadState()
 	st.Appended = map[string]bool{}
 	for _, l := range ls {
-		kept = append(kept, agentmemory.RenderLine(l))
+		kept = append(kept, learningsfile.RenderLine(l))
 		st.Appended[l.ID] = true
 	}
 	if err := writeIfChanged(path, []byte(strings.Join(kept, "\n")+"\n")); err != nil {

@@ -27,7 +27,7 @@ func TestUnknownWorkflowStartsANewTaskWithoutSettsSections(t *testing.T) {
 			t.Errorf("goal metadata carries the old run's %s: %v", k, g[0].Metadata)
 		}
 	}
-	if g[0].Metadata["priority_label"] != "high" {
+	if g[0].Metadata["priority"] != "high" {
 		t.Errorf("goal metadata lost the person's priority: %v", g[0].Metadata)
 	}
 	d := readDoc(t, e.path(InProgress, "old.md"))

@@ -171,9 +171,6 @@ func parseTask(f *vaultFile, w priority.Weights, now time.Time) (*task, error) {
 	for _, k := range settTaskKeys {
 		delete(meta, k) // an earlier run's, not the task's
 	}
-	if p := meta["priority"]; p != "" {
-		meta["priority_label"] = p
-	}
 	meta["vault_file"] = f.Name
 	meta["channel"] = "vault"
 	g := blackboard.NewGoal(body, score, "vault", meta)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/internal/agentmemory"
+	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/priority"
 )
 
@@ -26,7 +26,7 @@ func TestScaffoldIsIdempotentAndKeepsFiles(t *testing.T) {
 		}
 	}
 	mem, _ := os.ReadFile(filepath.Join(dir, AgentMemoryFile))
-	if string(mem) != agentmemory.Template {
+	if string(mem) != learningsfile.Template {
 		t.Errorf("Agent_Memory.md is not the learning loop's starter:\n%s", mem)
 	}
 	edited := "# Agent Memory\n\nmine\n"
@@ -164,8 +164,8 @@ func TestParseTask(t *testing.T) {
 	}
 	want, _ := priority.Score(priority.Input{Priority: "high", Deadline: "2026-01-28T11:00:00Z", From: "ceo@company.com"}, w, now)
 	g := tk.Goal
-	if tk.Score != want || g.Metadata["subject"] != "Board deck" || g.Metadata["approval_timeout"] != "30m" ||
-		g.Metadata["priority_label"] != "high" || g.Payload != "Prepare the deck." || g.Summary != "Board deck" || !g.IsGoal() {
+	if tk.Score != want || g.Priority != want || g.Metadata["subject"] != "Board deck" || g.Metadata["approval_timeout"] != "30m" ||
+		g.Metadata["priority"] != "high" || g.Payload != "Prepare the deck." || g.Summary != "Board deck" || !g.IsGoal() {
 		t.Errorf("task %d (want %d), goal %+v", tk.Score, want, g)
 	}
 	if again, _ := parseTask(f, w, now); again.Goal.ID != g.ID {

@@ -54,43 +54,55 @@ func (c *Client) RegisterAgent(ctx context.Context, r Registration, ttl time.Dur
 	return nil
 }
 
+// HeartbeatParams is one beat of a cub replica.
+type HeartbeatParams struct {
+	Agent string
+	// Consumer is the beating replica.
+	Consumer string
+	// TTL is how long the beat keeps the agent live.
+	TTL time.Duration
+	// Leases are the work leases the replica holds, extended to LeaseTTL.
+	Leases   []Lease
+	LeaseTTL time.Duration
+}
+
 // Heartbeat renews the agent's liveness, records this replica's beat,
 // extends the given work leases and keeps their grant entries fresh (so
 // that a sibling never reclaims work this replica is doing), in one
 // pipelined round trip. It returns the leases that were no longer held
 // (lost, re-granted or taken by another replica). Errors: ErrInvalid for a
-// ttl (or, with leases, a leaseTTL) under a millisecond.
-func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time.Duration, leases []Lease, leaseTTL time.Duration) ([]Lease, error) {
-	// extend_lease reads a zero TTL as a release: a zero leaseTTL would
-	// silently drop every lease it was asked to keep. A zero ttl would
+// TTL (or, with leases, a LeaseTTL) under a millisecond.
+func (c *Client) Heartbeat(ctx context.Context, p HeartbeatParams) ([]Lease, error) {
+	// extend_lease reads a zero TTL as a release: a zero LeaseTTL would
+	// silently drop every lease it was asked to keep. A zero TTL would
 	// leave a heartbeat that never expires (and that AgentLiveness, which
 	// needs a TTL, reports as dead).
-	if ttl < time.Millisecond || (len(leases) > 0 && leaseTTL < time.Millisecond) {
-		return nil, fmt.Errorf("%w: heartbeat ttl %v and lease ttl %v must be at least 1ms", ErrInvalid, ttl, leaseTTL)
+	if p.TTL < time.Millisecond || (len(p.Leases) > 0 && p.LeaseTTL < time.Millisecond) {
+		return nil, fmt.Errorf("%w: heartbeat ttl %v and lease ttl %v must be at least 1ms", ErrInvalid, p.TTL, p.LeaseTTL)
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	var entries []string
-	for _, l := range leases {
+	for _, l := range p.Leases {
 		if l.StreamID != "" {
 			entries = append(entries, l.StreamID)
 		}
 	}
 	run := func() ([]*redis.Cmd, error) {
 		pipe := c.rdb.Pipeline()
-		c.scripts.call(ctx, pipe, c.scripts.beat, []string{c.keys.Heartbeat(agent), c.keys.AgentReplicas(agent)},
-			consumer, ttl.Milliseconds())
-		cmds := make([]*redis.Cmd, len(leases))
-		for i, l := range leases {
-			cmds[i] = c.scripts.call(ctx, pipe, c.scripts.extendLease, []string{c.keys.Lease(l.ClaimID, agent)},
-				leaseValue(l.Token, consumer), leaseTTL.Milliseconds())
+		c.scripts.call(ctx, pipe, c.scripts.beat, []string{c.keys.Heartbeat(p.Agent), c.keys.AgentReplicas(p.Agent)},
+			p.Consumer, p.TTL.Milliseconds())
+		cmds := make([]*redis.Cmd, len(p.Leases))
+		for i, l := range p.Leases {
+			cmds[i] = c.scripts.call(ctx, pipe, c.scripts.extendLease, []string{c.keys.Lease(l.ClaimID, p.Agent)},
+				leaseValue(l.Token, p.Consumer), p.LeaseTTL.Milliseconds())
 		}
 		if len(entries) > 0 {
 			// Claiming our own entries with a min idle of 0 resets their
 			// idle time: a sibling's reclaim only takes entries idle far
 			// longer than a beat.
-			pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: c.keys.AgentGrants(agent), Group: inboxGroup,
-				Consumer: consumer, MinIdle: 0, Messages: entries})
+			pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: c.keys.AgentGrants(p.Agent), Group: inboxGroup,
+				Consumer: p.Consumer, MinIdle: 0, Messages: entries})
 		}
 		_, err := pipe.Exec(ctx)
 		return cmds, err
@@ -102,12 +114,12 @@ func (c *Client) Heartbeat(ctx context.Context, agent, consumer string, ttl time
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("blackboard: heartbeat of %s: %w", agent, err)
+		return nil, fmt.Errorf("blackboard: heartbeat of %s: %w", p.Agent, err)
 	}
 	var lost []Lease
 	for i, cmd := range cmds {
 		if n, _ := cmd.Int(); n != 1 {
-			lost = append(lost, leases[i])
+			lost = append(lost, p.Leases[i])
 		}
 	}
 	return lost, nil
@@ -177,27 +189,38 @@ type Lease struct {
 	StreamID string
 }
 
-// TakeLease takes the work lease for a grant before the cub (the consumer
-// holder) runs it. Errors: ErrStaleGrant (re-granted: drop it), ErrExists
+// TakeLeaseParams names the work lease TakeLease takes.
+type TakeLeaseParams struct {
+	ClaimID string
+	Agent   string
+	// Token is the grant's token.
+	Token string
+	// Holder is the cub (consumer) that runs the work.
+	Holder string
+	TTL    time.Duration
+}
+
+// TakeLease takes the work lease for a grant before the cub (p.Holder)
+// runs it. Errors: ErrStaleGrant (re-granted: drop it), ErrExists
 // (already delivered: a replay), ErrStaleStatus (the claim ended),
 // ErrLeaseHeld (another replica runs it), ErrNotFound, ErrInvalid.
-func (c *Client) TakeLease(ctx context.Context, claimID, agent, token, holder string, ttl time.Duration) error {
-	if err := ValidateID(claimID); err != nil {
+func (c *Client) TakeLease(ctx context.Context, p TakeLeaseParams) error {
+	if err := ValidateID(p.ClaimID); err != nil {
 		return err
 	}
-	if ttl < time.Millisecond {
-		return fmt.Errorf("%w: lease ttl %v must be at least 1ms", ErrInvalid, ttl)
+	if p.TTL < time.Millisecond {
+		return fmt.Errorf("%w: lease ttl %v must be at least 1ms", ErrInvalid, p.TTL)
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.takeLease,
-		[]string{c.keys.Claim(claimID), c.keys.Grants(claimID), c.keys.Outputs(claimID), c.keys.Lease(claimID, agent)},
-		agent, token, ttl.Milliseconds(), holder)
+		[]string{c.keys.Claim(p.ClaimID), c.keys.Grants(p.ClaimID), c.keys.Outputs(p.ClaimID), c.keys.Lease(p.ClaimID, p.Agent)},
+		p.Agent, p.Token, p.TTL.Milliseconds(), p.Holder)
 	if err != nil {
 		return err
 	}
 	if err := scriptError("take_lease", res); err != nil {
-		return fmt.Errorf("lease of %s on claim %s: %w", agent, claimID, err)
+		return fmt.Errorf("lease of %s on claim %s: %w", p.Agent, p.ClaimID, err)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestTakeLease(t *testing.T) {
 				tc.before(t, c, g, cl)
 			}
 			before := snapshot(t, raw, c)
-			err := c.TakeLease(t.Context(), cl.ID, "coder", tc.token, "cub-1", time.Minute)
+			err := c.TakeLease(t.Context(), blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: tc.token, Holder: "cub-1", TTL: time.Minute})
 			if tc.want != nil {
 				wantErr(t, err, tc.want)
 				assertUnchanged(t, raw, c, before)
@@ -87,7 +87,7 @@ func TestTakeLease(t *testing.T) {
 	t.Run("unknown claim", func(t *testing.T) {
 		t.Parallel()
 		c := redistest.Client(t)
-		err := c.TakeLease(t.Context(), blackboard.NewID(), "coder", "1", "cub-1", time.Minute)
+		err := c.TakeLease(t.Context(), blackboard.TakeLeaseParams{ClaimID: blackboard.NewID(), Agent: "coder", Token: "1", Holder: "cub-1", TTL: time.Minute})
 		wantErr(t, err, blackboard.ErrNotFound)
 	})
 	t.Run("one owner per grant", func(t *testing.T) {
@@ -96,27 +96,27 @@ func TestTakeLease(t *testing.T) {
 		raw := redistest.Raw(t)
 		ctx := t.Context()
 		g, cl := grantedClaim(t, c)
-		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-a", time.Minute); err != nil {
+		if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-a", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 		// A second replica that got hold of the same grant cannot take
 		// the lease while the first one's lives...
-		err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-b", time.Minute)
+		err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-b", TTL: time.Minute})
 		wantErr(t, err, blackboard.ErrLeaseHeld)
 		// ...the holder itself may (a restart under the same name)...
-		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-a", time.Minute); err != nil {
+		if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-a", TTL: time.Minute}); err != nil {
 			t.Errorf("the holder retaking its lease: %v", err)
 		}
 		// ...and a re-issued grant takes over from the older token.
 		transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: -1,
 			To: cl.Status, Grants: map[string]string{"coder": "2"}})
-		if err := c.TakeLease(ctx, cl.ID, "coder", "2", "cub-b", time.Minute); err != nil {
+		if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "2", Holder: "cub-b", TTL: time.Minute}); err != nil {
 			t.Fatalf("the new grant's lease: %v", err)
 		}
 		if v, _ := raw.Get(ctx, c.Keys().Lease(cl.ID, "coder")).Result(); v != "2|cub-b" {
 			t.Errorf("lease value %q, want 2|cub-b", v)
 		}
-		lost, err := c.Heartbeat(ctx, "coder", "cub-a", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
+		lost, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-a", TTL: time.Minute, Leases: []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, LeaseTTL: time.Minute})
 		if err != nil || len(lost) != 1 {
 			t.Errorf("the old holder's beat: lost %v, %v; want its lease lost", lost, err)
 		}
@@ -134,7 +134,7 @@ func TestHeartbeatExtendsLeases(t *testing.T) {
 	_, expired := grantedClaim(t, c)
 	_, regranted := grantedClaim(t, c)
 	for _, cl := range []*blackboard.Claim{held, expired, regranted} {
-		if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-7", time.Minute); err != nil {
+		if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-7", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestHeartbeatExtendsLeases(t *testing.T) {
 	}
 
 	leases := []blackboard.Lease{{ClaimID: held.ID, Token: "1"}, {ClaimID: expired.ID, Token: "1"}, {ClaimID: regranted.ID, Token: "1"}}
-	lost, err := c.Heartbeat(ctx, "coder", "cub-7", 30*time.Second, leases, time.Hour)
+	lost, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-7", TTL: 30 * time.Second, Leases: leases, LeaseTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestHeartbeatExtendsLeases(t *testing.T) {
 		t.Errorf("liveness after Deregister = %v, %v; want none", live, err)
 	}
 	// No leases: just the heartbeat.
-	if lost, err := c.Heartbeat(ctx, "coder", "cub-7", time.Minute, nil, time.Minute); err != nil || lost != nil {
+	if lost, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-7", TTL: time.Minute, Leases: nil, LeaseTTL: time.Minute}); err != nil || lost != nil {
 		t.Errorf("Heartbeat without leases = %v, %v", lost, err)
 	}
 }
@@ -193,7 +193,7 @@ func TestReleaseLease(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	_, cl := grantedClaim(t, c)
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-1", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	key := c.Keys().Lease(cl.ID, "coder")
@@ -253,7 +253,7 @@ func TestLeaseTTLsMustBePositive(t *testing.T) {
 	raw := redistest.Raw(t)
 	ctx := t.Context()
 	_, cl := grantedClaim(t, c)
-	if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub", time.Minute); err != nil {
+	if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	leases := []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}
@@ -262,18 +262,20 @@ func TestLeaseTTLsMustBePositive(t *testing.T) {
 		call func() error
 	}{
 		{"heartbeat lease ttl 0", func() error {
-			_, err := c.Heartbeat(ctx, "coder", "cub", time.Minute, leases, 0)
+			_, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub", TTL: time.Minute, Leases: leases, LeaseTTL: 0})
 			return err
 		}},
 		{"heartbeat lease ttl under 1ms", func() error {
-			_, err := c.Heartbeat(ctx, "coder", "cub", time.Minute, leases, 500*time.Microsecond)
+			_, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub", TTL: time.Minute, Leases: leases, LeaseTTL: 500 * time.Microsecond})
 			return err
 		}},
 		{"heartbeat ttl 0", func() error {
-			_, err := c.Heartbeat(ctx, "coder", "cub", 0, nil, time.Minute)
+			_, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub", TTL: 0, Leases: nil, LeaseTTL: time.Minute})
 			return err
 		}},
-		{"take lease ttl 0", func() error { return c.TakeLease(ctx, cl.ID, "coder", "1", "cub", 0) }},
+		{"take lease ttl 0", func() error {
+			return c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub", TTL: 0})
+		}},
 	}
 	for _, tc := range cases {
 		before := snapshot(t, raw, c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -68,6 +69,13 @@ func ValidateArtefact(a *Artefact, maxPayload int) error {
 		return bad("depth %d is negative", a.Depth)
 	case a.IsGoal() && !a.StructuralType.Claimable():
 		return bad("a goal must be claimable, not %s", a.StructuralType)
+	case a.Priority != 0 && !a.IsGoal():
+		return bad("priority %d on an artefact that is not a goal (only goals carry one)", a.Priority)
+	case a.Priority < math.MinInt32 || a.Priority > math.MaxInt32:
+		// The workflow and claim decoders read 32-bit priorities, and Lua
+		// prints larger numbers as 1e+16: a wider value would be stored
+		// unreadable (ErrCorrupt on every later read).
+		return bad("priority %d is not a 32-bit integer", a.Priority)
 	}
 	for _, s := range a.SourceArtefacts {
 		if err := ValidateID(s); err != nil {
@@ -129,7 +137,7 @@ func metadataJSONBound(meta map[string]string) int {
 // sets a.CreatedAtMs from the Redis clock.
 //
 // A goal (a.ID == a.WorkflowID) also creates its workflow, with the
-// priority taken from a.Metadata["score"], else a.Metadata["priority"]. Errors: ErrInvalid,
+// goal's a.Priority. Errors: ErrInvalid,
 // ErrExists (id taken, or a second result for the same grant),
 // ErrVersionConflict, ErrNotFound (unknown workflow), ErrStaleGrant,
 // ErrFenced.
@@ -144,25 +152,10 @@ func (c *Client) CreateArtefact(ctx context.Context, a *Artefact, auth WriteAuth
 	if auth.GrantToken != "" && (a.ClaimID == "" || a.ProducedByAgent == "") {
 		return fmt.Errorf("%w: artefact: a grant result needs claim_id and produced_by_agent", ErrInvalid)
 	}
-	priority := 0
-	p, ok := a.Metadata["score"] // a scored goal: its priority is its score
-	if !ok {
-		p, ok = a.Metadata["priority"]
-	}
-	if ok && a.IsGoal() {
-		// The workflow and claim decoders read 32-bit priorities, and Lua
-		// prints larger numbers as 1e+16: a wider value would be stored
-		// unreadable (ErrCorrupt on every later read).
-		n, err := strconv.ParseInt(p, 10, 32)
-		if err != nil {
-			return fmt.Errorf("%w: artefact: metadata score or priority %q is not a 32-bit integer", ErrInvalid, p)
-		}
-		priority = int(n)
-	}
 	req := artefactRequest{
 		ID: a.ID, LogicalID: a.LogicalID, Version: a.Version, WorkflowID: a.WorkflowID, ClaimID: a.ClaimID,
 		StructuralType: string(a.StructuralType), Type: a.Type, ProducedByRole: a.ProducedByRole,
-		Goal: a.IsGoal(), Claimable: a.StructuralType.Claimable(), Priority: priority, Depth: a.Depth,
+		Goal: a.IsGoal(), Claimable: a.StructuralType.Claimable(), Priority: a.Priority, Depth: a.Depth,
 		ArtefactChannel: c.keys.ArtefactEvents(), WorkflowChannel: c.keys.WorkflowEvents(),
 		ByAgent: a.ProducedByAgent,
 	}

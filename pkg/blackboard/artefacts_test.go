@@ -119,7 +119,8 @@ func TestCreateGoalStartsWorkflow(t *testing.T) {
 	c := redistest.Client(t)
 	ctx := t.Context()
 	g := goal()
-	g.Metadata = map[string]string{"priority": "7"}
+	g.Priority = 7
+	g.Metadata = map[string]string{"priority": "high"} // the person's words: not read
 	create(t, c, g)
 
 	wf, err := c.GetWorkflow(ctx, g.ID)
@@ -159,20 +160,19 @@ func TestCreateGoalPriorityRange(t *testing.T) {
 	raw := redistest.Raw(t)
 	cases := []struct {
 		name     string
-		priority string
+		priority int
 		ok       bool
 	}{
-		{"max int32", "2147483647", true},
-		{"min int32", "-2147483648", true},
-		{"over int32", "2147483648", false},
-		{"under int32", "-3000000000", false},
-		{"huge (Lua would print 1e+16)", "10000000000000000", false},
-		{"not a number", "high", false},
+		{"max int32", 2147483647, true},
+		{"min int32", -2147483648, true},
+		{"over int32", 2147483648, false},
+		{"under int32", -3000000000, false},
+		{"huge (Lua would print 1e+16)", 10000000000000000, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := goal()
-			g.Metadata = map[string]string{"priority": tc.priority}
+			g.Priority = tc.priority
 			before := snapshot(t, raw, c)
 			err := c.CreateArtefact(t.Context(), g, blackboard.WriteAuth{})
 			if !tc.ok {
@@ -187,8 +187,8 @@ func TestCreateGoalPriorityRange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strconv.Itoa(wf.Priority) != tc.priority {
-				t.Errorf("priority = %d, want %s", wf.Priority, tc.priority)
+			if wf.Priority != tc.priority {
+				t.Errorf("priority = %d, want %d", wf.Priority, tc.priority)
 			}
 		})
 	}
@@ -225,6 +225,12 @@ func TestCreateArtefactRefusalsWriteNothing(t *testing.T) {
 			again.CreatedAtMs = 0
 			return setup{a: &again}
 		}, blackboard.ErrExists},
+		{"priority on an artefact that is not a goal", func(t *testing.T, c *blackboard.Client) setup {
+			g := startWorkflow(t, c)
+			a := child(g.ID)
+			a.Priority = 3
+			return setup{a: a}
+		}, blackboard.ErrInvalid},
 		{"duplicate version", func(t *testing.T, c *blackboard.Client) setup {
 			g := startWorkflow(t, c)
 			v1 := create(t, c, child(g.ID))
@@ -619,12 +625,12 @@ func TestScriptCacheLoss(t *testing.T) {
 			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "coder"), ByArtefact: true,
 				Grants: map[string]string{"coder": "1"}})
 			flush()
-			if err := c.TakeLease(ctx, cl.ID, "coder", "1", "cub-1", time.Minute); err != nil {
+			if err := c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "coder", Token: "1", Holder: "cub-1", TTL: time.Minute}); err != nil {
 				t.Fatalf("TakeLease after the flush: %v", err)
 			}
 			flush()
 			// Heartbeat sends its script calls in a pipeline.
-			lost, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, time.Minute)
+			lost, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-1", TTL: time.Minute, Leases: []blackboard.Lease{{ClaimID: cl.ID, Token: "1"}}, LeaseTTL: time.Minute})
 			if err != nil || len(lost) != 0 {
 				t.Fatalf("Heartbeat after the flush = %v, %v; want no lost leases", lost, err)
 			}

@@ -363,20 +363,29 @@ type Transition struct {
 	// the same step (work that must follow the transition at least once,
 	// such as the escalation hook).
 	Queue []Event
-	// Waited, when not nil, receives how long the claim waited for a slot
-	// before this step (zero when it did not wait).
-	Waited *time.Duration
 	// ChainEnd, on a claim that ends because no configured agent takes
 	// its artefact, is a short note ("Plan: no agent consumes this type")
 	// added to the workflow's chain_ends; a workflow completed later lists
 	// them in its outcome, so success says which branches ended by
 	// configuration rather than by work.
 	ChainEnd string
-	// Ended, when not nil, receives whether CloseItem completed the
-	// workflow; that end is then not queued as workflow_completed for the
-	// orchestrator (the caller counts it), saving it a read per workflow.
-	// Nil keeps the queue entry.
-	Ended *bool
+	// CountEnd says the caller counts a workflow CloseItem completes
+	// (TransitionResult.Ended): that end is then not queued as
+	// workflow_completed for the orchestrator, saving it a read per
+	// workflow. False keeps the queue entry.
+	CountEnd bool
+}
+
+// TransitionResult is what an applied Transition reports.
+type TransitionResult struct {
+	// Rev is the claim's new rev.
+	Rev int
+	// Waited is how long the claim waited for a slot before this step
+	// (zero when it did not wait).
+	Waited time.Duration
+	// Ended is whether CloseItem completed the workflow; only reported
+	// when the transition asked for it (CountEnd).
+	Ended bool
 }
 
 // GlobalGate says how a granting step meets the instance-wide limit.
@@ -390,31 +399,32 @@ type GlobalGate struct {
 	Counts bool
 }
 
-// TransitionClaim applies t atomically and returns the claim's new rev.
+// TransitionClaim applies t atomically and returns what it did (the
+// claim's new rev, the wait for a slot, the workflow's end).
 // Errors: ErrStaleStatus (someone else moved the claim first), ErrWaiting
 // (the step waits for a slot or a resume; nothing applied), ErrNotFound,
 // ErrFenced, ErrInvalid.
-func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error) {
+func (c *Client) TransitionClaim(ctx context.Context, t Transition) (TransitionResult, error) {
 	if err := ValidateID(t.ClaimID); err != nil {
-		return 0, err
+		return TransitionResult{}, err
 	}
 	if err := ValidateID(t.WorkflowID); err != nil {
-		return 0, err
+		return TransitionResult{}, err
 	}
 	if !t.From.Valid() || !t.To.Valid() {
-		return 0, fmt.Errorf("%w: transition %q -> %q", ErrInvalid, t.From, t.To)
+		return TransitionResult{}, fmt.Errorf("%w: transition %q -> %q", ErrInvalid, t.From, t.To)
 	}
 	// Final statuses are final (ClaimStatus.Final): the step to one
 	// removed the claim from the active index and its timer, so a claim
 	// moved out of it would be live with nothing left to reconcile it.
 	if t.From.Final() {
-		return 0, fmt.Errorf("%w: transition %q -> %q: %s is final", ErrInvalid, t.From, t.To, t.From)
+		return TransitionResult{}, fmt.Errorf("%w: transition %q -> %q: %s is final", ErrInvalid, t.From, t.To, t.From)
 	}
 	if t.WorkflowStatus != "" && (!t.WorkflowStatus.Valid() || !t.WorkflowStatus.Final()) {
-		return 0, fmt.Errorf("%w: transition ends workflow %s with status %q, not a final status", ErrInvalid, t.WorkflowID, t.WorkflowStatus)
+		return TransitionResult{}, fmt.Errorf("%w: transition ends workflow %s with status %q, not a final status", ErrInvalid, t.WorkflowID, t.WorkflowStatus)
 	}
 	if err := t.Set.readable(t.ClaimID, t.WorkflowID); err != nil {
-		return 0, fmt.Errorf("%w: transition of claim %s would leave it unreadable: %v", ErrInvalid, t.ClaimID, err)
+		return TransitionResult{}, fmt.Errorf("%w: transition of claim %s would leave it unreadable: %v", ErrInvalid, t.ClaimID, err)
 	}
 	req := map[string]any{
 		"id":               t.ClaimID,
@@ -423,7 +433,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		"rev":              t.Rev,
 		"to":               string(t.To),
 		"close_item":       t.CloseItem,
-		"count_end":        t.Ended != nil,
+		"count_end":        t.CountEnd,
 		"fail_workflow":    t.FailWorkflow,
 		"fail_reason":      t.FailReason,
 		"workflow_status":  string(t.WorkflowStatus),
@@ -468,7 +478,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	keys, inbox, err := c.encodeInbox(keys, t.Inbox)
 	if err != nil {
-		return 0, err
+		return TransitionResult{}, err
 	}
 	if len(inbox) > 0 {
 		req["inbox"] = inbox
@@ -486,7 +496,7 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 		release := make([]map[string]any, 0, len(t.Release))
 		for _, agent := range t.Release {
 			if err := ValidateAgentName(agent); err != nil {
-				return 0, err
+				return TransitionResult{}, err
 			}
 			release = append(release, map[string]any{
 				"gate":    c.agentGate(agent, index),
@@ -498,29 +508,28 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (int, error)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return 0, fmt.Errorf("blackboard: encode request: %w", err)
+		return TransitionResult{}, fmt.Errorf("blackboard: encode request: %w", err)
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
 	res, err := c.run(ctx, c.scripts.transitionClaim, keys, string(body))
 	if err != nil {
-		return 0, err
+		return TransitionResult{}, err
 	}
 	if res[0] == "WAITING" {
-		return 0, fmt.Errorf("%w: claim %s waits (%s)", ErrWaiting, t.ClaimID, strings.Join(res[1:], " "))
+		return TransitionResult{}, fmt.Errorf("%w: claim %s waits (%s)", ErrWaiting, t.ClaimID, strings.Join(res[1:], " "))
 	}
 	if err := scriptError("transition_claim", res); err != nil {
-		return 0, fmt.Errorf("claim %s %s -> %s: %w", t.ClaimID, t.From, t.To, err)
+		return TransitionResult{}, fmt.Errorf("claim %s %s -> %s: %w", t.ClaimID, t.From, t.To, err)
 	}
-	rev, _ := strconv.Atoi(res[1])
-	if t.Waited != nil && len(res) > 3 {
+	var r TransitionResult
+	r.Rev, _ = strconv.Atoi(res[1])
+	if len(res) > 3 {
 		ms, _ := strconv.ParseInt(res[3], 10, 64)
-		*t.Waited = time.Duration(ms) * time.Millisecond
+		r.Waited = time.Duration(ms) * time.Millisecond
 	}
-	if t.Ended != nil {
-		*t.Ended = len(res) > 4 && res[4] == "1"
-	}
-	return rev, nil
+	r.Ended = t.CountEnd && len(res) > 4 && res[4] == "1"
+	return r, nil
 }
 
 // GetClaim reads one claim. Errors: ErrNotFound, ErrCorrupt.

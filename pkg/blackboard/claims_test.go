@@ -325,11 +325,12 @@ func TestTransitionClaimRace(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			revs[i], errs[i] = c.TransitionClaim(ctx, blackboard.Transition{Epoch: 1,
+			res, err := c.TransitionClaim(ctx, blackboard.Transition{Epoch: 1,
 				ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingConsensus, Rev: cl.Rev,
 				To: blackboard.ClaimPendingExclusive, Set: blackboard.ClaimPatch{GrantedExclusiveAgent: "coder"},
 				Grants: map[string]string{"coder": "1"},
 			})
+			revs[i], errs[i] = res.Rev, err
 		})
 	}
 	close(start)
@@ -357,11 +358,11 @@ func TestTransitionClaimRace(t *testing.T) {
 // transition applies t and fails the test on error.
 func transition(tb testing.TB, c *blackboard.Client, tr blackboard.Transition) int {
 	tb.Helper()
-	rev, err := c.TransitionClaim(tb.Context(), tr)
+	res, err := c.TransitionClaim(tb.Context(), tr)
 	if err != nil {
 		tb.Fatalf("transition %s -> %s: %v", tr.From, tr.To, err)
 	}
-	return rev
+	return res.Rev
 }
 
 func TestTransitionClaimRefusals(t *testing.T) {
@@ -664,7 +665,7 @@ func TestTransitionClaimGrants(t *testing.T) {
 	// A re-grant under a new token: the old token is stale now.
 	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: blackboard.ClaimPendingReview, Rev: 1,
 		To: blackboard.ClaimPendingReview, Grants: map[string]string{"r1": "2"}})
-	err = c.TakeLease(ctx, cl.ID, "r1", "1", "cub-1", time.Minute)
+	err = c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: cl.ID, Agent: "r1", Token: "1", Holder: "cub-1", TTL: time.Minute})
 	wantErr(t, err, blackboard.ErrStaleGrant)
 	// Without ArmTimer the timer stays where it was.
 	if again, _ := raw.ZScore(ctx, c.Keys().Timers(), cl.ID).Result(); again != due {

@@ -88,6 +88,7 @@ func artefactFields(a *Artefact) hashFields {
 	h.str("summary", a.Summary)
 	h.always("depth", strconv.Itoa(a.Depth))
 	h.object("metadata", a.Metadata)
+	h.int("priority", int64(a.Priority))
 	h.str("memory", a.Memory)
 	return h
 }
@@ -124,6 +125,7 @@ func DecodeArtefact(m map[string]string) (*Artefact, error) {
 		Depth:           int(d.int("depth", false, 0)),
 		CreatedAtMs:     d.int("created_at_ms", true, 0),
 		Metadata:        d.object("metadata"),
+		Priority:        int(d.int("priority", false, -1<<31)),
 		Memory:          d.str("memory", false),
 	}
 	if d.err == nil && !a.StructuralType.Valid() {

@@ -28,6 +28,7 @@ func fullArtefact() *blackboard.Artefact {
 		ProducedByAgent: "reviewer-1", WorkflowID: idC, ClaimID: idD,
 		Summary: "approved with one nit", Depth: 3, CreatedAtMs: 1732237000123,
 		Metadata: map[string]string{"priority": "5", "attempt": "2", "vault": "secret/x"},
+		Priority: 41,
 	}
 }
 
@@ -189,6 +190,7 @@ func TestEncodeIsReadable(t *testing.T) {
 				"workflow_id": idC, "claim_id": idD, "summary": "approved with one nit",
 				"depth": "3", "created_at_ms": "1732237000123",
 				"metadata": `{"attempt":"2","priority":"5","vault":"secret/x"}`,
+				"priority": "41",
 			},
 		},
 		{

@@ -105,7 +105,7 @@ func postGoalAndBeat(t *testing.T, c *blackboard.Client) {
 	if _, err := c.GetArtefact(t.Context(), g.ID); err != nil {
 		t.Fatalf("the goal written by the script: %v", err)
 	}
-	if _, err := c.Heartbeat(t.Context(), "coder", "cub-1", time.Minute, nil, 0); err != nil {
+	if _, err := c.Heartbeat(t.Context(), blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-1", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 }

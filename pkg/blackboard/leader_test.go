@@ -134,7 +134,7 @@ func TestOrchestratorScriptsRequireTheEpoch(t *testing.T) {
 			return err
 		},
 		"write_shared_memory": func(e int64) error {
-			return c.WriteSharedMemory(ctx, g.ID, cl.ID, "{}", 0, e)
+			return c.WriteSharedMemory(ctx, blackboard.WriteSharedMemoryParams{WorkflowID: g.ID, ClaimID: cl.ID, Doc: "{}", Epoch: e})
 		},
 	}
 	for name, call := range calls {

@@ -46,26 +46,39 @@ func (c *Client) GetSharedMemory(ctx context.Context, workflowID string) (string
 	return doc, rev, nil
 }
 
-// WriteSharedMemory replaces a workflow's shared memory with doc if its
-// revision is still expectRev (what GetSharedMemory returned), for the
-// claim claimID, under the leader's epoch. Errors: ErrStaleMemory
-// (another merge came first: read again), ErrFenced, ErrInvalid.
-func (c *Client) WriteSharedMemory(ctx context.Context, workflowID, claimID, doc string, expectRev, epoch int64) error {
-	if err := validateIDs(workflowID, claimID); err != nil {
+// WriteSharedMemoryParams is one write of a workflow's shared memory.
+type WriteSharedMemoryParams struct {
+	WorkflowID string
+	// ClaimID is the claim whose phase the write merges.
+	ClaimID string
+	// Doc is the whole new document.
+	Doc string
+	// ExpectRev is the revision GetSharedMemory returned.
+	ExpectRev int64
+	// Epoch is the leader's.
+	Epoch int64
+}
+
+// WriteSharedMemory replaces a workflow's shared memory with p.Doc if its
+// revision is still p.ExpectRev, under the leader's epoch. Errors:
+// ErrStaleMemory (another merge came first: read again), ErrFenced,
+// ErrInvalid.
+func (c *Client) WriteSharedMemory(ctx context.Context, p WriteSharedMemoryParams) error {
+	if err := validateIDs(p.WorkflowID, p.ClaimID); err != nil {
 		return err
 	}
-	if len(doc) > MaxPayloadBytes {
-		return fmt.Errorf("%w: shared memory of workflow %s is %d bytes, over %d", ErrInvalid, workflowID, len(doc), MaxPayloadBytes)
+	if len(p.Doc) > MaxPayloadBytes {
+		return fmt.Errorf("%w: shared memory of workflow %s is %d bytes, over %d", ErrInvalid, p.WorkflowID, len(p.Doc), MaxPayloadBytes)
 	}
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	res, err := c.run(ctx, c.scripts.writeShared, []string{c.keys.SharedMemory(workflowID), c.keys.Events(), c.keys.Epoch()},
-		doc, strconv.FormatInt(expectRev, 10), epochArg(epoch), workflowID, claimID, c.keys.WorkflowEvents())
+	res, err := c.run(ctx, c.scripts.writeShared, []string{c.keys.SharedMemory(p.WorkflowID), c.keys.Events(), c.keys.Epoch()},
+		p.Doc, strconv.FormatInt(p.ExpectRev, 10), epochArg(p.Epoch), p.WorkflowID, p.ClaimID, c.keys.WorkflowEvents())
 	if err != nil {
 		return err
 	}
 	if err := scriptError("write_shared_memory", res); err != nil {
-		return fmt.Errorf("workflow %s: %w", workflowID, err)
+		return fmt.Errorf("workflow %s: %w", p.WorkflowID, err)
 	}
 	return nil
 }

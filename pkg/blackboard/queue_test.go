@@ -246,8 +246,8 @@ func TestResultEntryNamesTheTargetReadWithTheClaim(t *testing.T) {
 	}
 }
 
-// A caller that counts the workflow's end itself (Transition.Ended) gets
-// it from the reply and no workflow_completed entry is queued; a caller
+// A caller that counts the workflow's end itself (Transition.CountEnd)
+// gets it in the result and no workflow_completed entry is queued; a caller
 // that does not still gets the entry.
 func TestTransitionThatCompletesTheWorkflowReportsTheEnd(t *testing.T) {
 	t.Parallel()
@@ -257,23 +257,22 @@ func TestTransitionThatCompletesTheWorkflowReportsTheEnd(t *testing.T) {
 			c := redistest.Client(t)
 			g := startWorkflow(t, c)
 			cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
-			var ended bool
 			tr := blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: cl.Rev,
-				To: blackboard.ClaimComplete, CloseItem: true}
-			if counts {
-				tr.Ended = &ended
+				To: blackboard.ClaimComplete, CloseItem: true, CountEnd: counts}
+			res, err := c.TransitionClaim(t.Context(), tr)
+			if err != nil {
+				t.Fatal(err)
 			}
-			transition(t, c, tr)
 			w, err := c.GetWorkflow(t.Context(), g.ID)
 			if err != nil || w.Status != blackboard.WorkflowCompleted {
 				t.Fatalf("workflow %+v (%v), want completed", w, err)
 			}
-			if counts && !ended {
-				t.Error("Ended = false for the step that completed the workflow")
+			if res.Ended != counts {
+				t.Errorf("Ended = %v for the step that completed the workflow, with CountEnd %v", res.Ended, counts)
 			}
 			queuedEnd := slices.Contains(queued(t, c), "workflow_completed:")
 			if queuedEnd == counts {
-				t.Errorf("workflow_completed queued = %v with Ended set = %v; want it queued only without", queuedEnd, counts)
+				t.Errorf("workflow_completed queued = %v with CountEnd = %v; want it queued only without", queuedEnd, counts)
 			}
 		})
 	}

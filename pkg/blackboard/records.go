@@ -1,7 +1,6 @@
 package blackboard
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -28,6 +27,10 @@ type Artefact struct {
 	Depth           int               `json:"depth"`
 	CreatedAtMs     int64             `json:"created_at_ms"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
+	// Priority is a goal's priority score: its workflow's and its claims'
+	// order when grants wait (higher first). Only goals carry one; the
+	// goal's Metadata keeps what the person wrote ("priority": "high").
+	Priority int `json:"priority,omitempty"`
 	// Memory is the producing agent's compact memory for this result
 	//, as validated JSON; empty when the tool returned none.
 	Memory string `json:"memory,omitempty"`
@@ -198,15 +201,15 @@ type Workflow struct {
 const GoalType = "GoalDefined"
 
 // NewGoal returns a goal artefact that starts its own workflow: the text
-// is the payload, priority goes into the metadata, producer is who posted
-// it ("user", "vault", ...). Write it with CreateArtefact.
+// is the payload, priority its Priority, producer is who posted it
+// ("user", "vault", ...); metadata is copied as it is. Write it with
+// CreateArtefact.
 func NewGoal(text string, priority int, producer string, metadata map[string]string) *Artefact {
 	id := NewID()
-	meta := make(map[string]string, len(metadata)+1)
+	meta := make(map[string]string, len(metadata))
 	for k, v := range metadata {
 		meta[k] = v
 	}
-	meta["priority"] = strconv.Itoa(priority)
 	summary := strings.TrimSpace(text)
 	if i := strings.IndexByte(summary, '\n'); i >= 0 {
 		summary = summary[:i]
@@ -229,5 +232,6 @@ func NewGoal(text string, priority int, producer string, metadata map[string]str
 		WorkflowID:     id,
 		Summary:        summary,
 		Metadata:       meta,
+		Priority:       priority,
 	}
 }

@@ -20,12 +20,12 @@ func TestNewGoal(t *testing.T) {
 		summary  string
 		wantMeta map[string]string
 	}{
-		{"one line", "build a calculator", 3, nil, "build a calculator", map[string]string{"priority": "3"}},
+		{"one line", "build a calculator", 3, nil, "build a calculator", map[string]string{}},
 		{"first line only", "  build it\nwith tests\n", 0, map[string]string{"vault": "inbox/x.md"},
-			"build it", map[string]string{"priority": "0", "vault": "inbox/x.md"}},
-		{"long ascii", strings.Repeat("x", 300), -2, nil, strings.Repeat("x", 200) + "…", map[string]string{"priority": "-2"}},
-		{"cut inside a rune", long, 1, nil, strings.Repeat("a", 199) + "…", map[string]string{"priority": "1"}},
-		{"caller priority wins over metadata", "g", 9, map[string]string{"priority": "1"}, "g", map[string]string{"priority": "9"}},
+			"build it", map[string]string{"vault": "inbox/x.md"}},
+		{"long ascii", strings.Repeat("x", 300), -2, nil, strings.Repeat("x", 200) + "…", map[string]string{}},
+		{"cut inside a rune", long, 1, nil, strings.Repeat("a", 199) + "…", map[string]string{}},
+		{"metadata keeps the person's words", "g", 9, map[string]string{"priority": "high"}, "g", map[string]string{"priority": "high"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,8 +45,8 @@ func TestNewGoal(t *testing.T) {
 			if g.Summary != tc.summary || !utf8.ValidString(g.Summary) {
 				t.Errorf("summary = %q, want %q (valid UTF-8)", g.Summary, tc.summary)
 			}
-			if !reflect.DeepEqual(g.Metadata, tc.wantMeta) {
-				t.Errorf("metadata = %v, want %v", g.Metadata, tc.wantMeta)
+			if !reflect.DeepEqual(g.Metadata, tc.wantMeta) || g.Priority != tc.priority {
+				t.Errorf("metadata = %v, priority %d; want %v, %d", g.Metadata, g.Priority, tc.wantMeta, tc.priority)
 			}
 			if !reflect.DeepEqual(tc.meta, metaBefore) {
 				t.Errorf("NewGoal changed the caller's metadata: %v", tc.meta)

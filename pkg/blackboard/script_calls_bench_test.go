@@ -133,7 +133,7 @@ func BenchmarkScriptCalls(b *testing.B) {
 	cases := []scriptCallCase{
 		{name: "noop"},
 		{name: "beat", call: func(ctx context.Context, i int) error {
-			_, err := c.Heartbeat(ctx, "coder", "cub-1", time.Minute, nil, 0)
+			_, err := c.Heartbeat(ctx, blackboard.HeartbeatParams{Agent: "coder", Consumer: "cub-1", TTL: time.Minute})
 			return err
 		}},
 		{name: "create_artefact", prepare: func(b *testing.B, n int) {
@@ -169,7 +169,7 @@ func BenchmarkScriptCalls(b *testing.B) {
 				claims = append(claims, cl)
 			}
 		}, call: func(ctx context.Context, i int) error {
-			return c.TakeLease(ctx, claims[i].ID, "coder", "1", "cub-1", time.Minute)
+			return c.TakeLease(ctx, blackboard.TakeLeaseParams{ClaimID: claims[i].ID, Agent: "coder", Token: "1", Holder: "cub-1", TTL: time.Minute})
 		}},
 	}
 	styles := []string{"evalsha", "fcall"}

@@ -48,7 +48,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 		host, _ := os.Hostname()
 		*consumer = host + "-" + *agent
 	}
-	set, ok := cub.SettingsFrom(cfg, *agent, *workspace, *consumer)
+	set, ok := cub.ConfigFrom(cfg, *agent, *workspace, *consumer)
 	if !ok {
 		return &daemon.UsageError{Err: fmt.Errorf("agent %q is not defined in %s (agents: %v)", *agent, c.ConfigPath, cfg.AgentNames())}
 	}

@@ -42,7 +42,7 @@ const leftoverWait = 30 * time.Second
 // unprivileged user namespaces). A sandbox asked for and not possible is
 // an error: tools never run unisolated unless the configuration says
 // isolation: none (and the runtime then sets no SETT_TOOL_HIDE).
-func isolateTools(ctx context.Context, set *cub.Settings, log zerolog.Logger) error {
+func isolateTools(ctx context.Context, set *cub.Config, log zerolog.Logger) error {
 	if dir := os.Getenv(EnvRunDir); dir != "" {
 		set.ToolLedger = &tool.Ledger{Dir: dir}
 		kctx, cancel := context.WithTimeout(ctx, leftoverWait)

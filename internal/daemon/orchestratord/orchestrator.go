@@ -66,19 +66,19 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	defer bb.Close()
 
-	set := orchestrator.SettingsFrom(cfg)
-	set.LeaderTTL = *leaderTTL
-	set.NoBidGrants, set.NoResultCompletion = *debug.noBidGrants, *debug.noResultCompletion
+	ocfg := orchestrator.ConfigFrom(cfg)
+	ocfg.LeaderTTL = *leaderTTL
+	ocfg.Creator.NoBidGrants, ocfg.Creator.NoResultCompletion = *debug.noBidGrants, *debug.noResultCompletion
 	if ws, err := filepath.Abs(*workspace); err == nil {
-		set.StopDirs = append(set.StopDirs, ws)
+		ocfg.StopDirs = append(ocfg.StopDirs, ws)
 	}
 	if vp := vaultPath(cfg, c.ConfigPath); vp != "" {
 		vopt := vault.OptionsFrom(cfg, vp)
 		vopt.ReportFunc = newVaultReporter(bb, vp, srv.Registry(), log).report
 		br := vault.NewBridge(bb, vopt, base)
-		set.LeaderServices = append(set.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
-		set.VaultManagesToolMemory = true
-		set.StopDirs = append(set.StopDirs, vp)
+		ocfg.LeaderServices = append(ocfg.LeaderServices, orchestrator.LeaderService{Name: "vault_bridge", Run: br.Run})
+		ocfg.VaultManagesToolMemory = true
+		ocfg.StopDirs = append(ocfg.StopDirs, vp)
 		log.Info().Str("vault", vp).Msg("vault configured; the leader mirrors it")
 	}
 	identity := *id
@@ -90,7 +90,7 @@ func Run(ctx context.Context, args []string, logOut io.Writer) error {
 			log.Warn().Str("dir", os.TempDir()).Msg("no orchestrator identity lock to be had: a restart waits for the leader lease to expire")
 		}
 	}
-	o := orchestrator.New(bb, set, orchestrator.NewMetrics(srv.Registry()), base, identity)
+	o := orchestrator.New(bb, ocfg, orchestrator.NewMetrics(srv.Registry()), base, identity)
 	srv.AddReadyCheck("redis", bb.Ping)
 	srv.AddReadyCheck("orchestrator", func(context.Context) error {
 		if !o.Started() {

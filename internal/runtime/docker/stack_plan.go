@@ -322,7 +322,7 @@ func (p *stackPlan) planControllers(cfg *config.Config, in planInput) error {
 			}
 		}
 		// The cub of a controller agent takes its tool command from its
-		// arguments (cub.SettingsFrom leaves Command empty in this mode).
+		// arguments (cub.ConfigFrom leaves Command empty in this mode).
 		c.Cmd = append([]string{launcherPath}, ws.Args()...)
 		// The container starts with a sweep that removes the workers a
 		// killed predecessor (a restart after the cub died) left running,

@@ -379,7 +379,7 @@ func (u *upRun) buildPlan() (*Plan, error) {
 		argv := []string{u.bins.cub}
 		if a := cfg.Agents[agent]; a.IsController() {
 			// The cub takes its tool, the worker launcher, from its
-			// arguments (cub.SettingsFrom leaves Command empty).
+			// arguments (cub.ConfigFrom leaves Command empty).
 			argv = append(append(argv, "--", u.bins.worker), workerSpec(u.spec, agent, a).Args()...)
 		}
 		plan.Components = append(plan.Components, PlanComponent{

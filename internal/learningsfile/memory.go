@@ -1,4 +1,4 @@
-package agentmemory
+package learningsfile
 
 import (
 	"bytes"
@@ -150,7 +150,7 @@ const maxAppendAttempts = 5
 
 // ErrBusy is returned by Append when the file changed during every
 // attempt to append to it.
-var ErrBusy = errors.New("agentmemory: the file kept changing while appending; try again")
+var ErrBusy = errors.New("learningsfile: the file kept changing while appending; try again")
 
 // Append adds line (a trailing newline is added) to the end of the file at
 // path, creating it from Template first when it does not exist. What the
@@ -201,14 +201,14 @@ func readStamped(path string) ([]byte, *stamp, error) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("agentmemory: %w", err)
+		return nil, nil, fmt.Errorf("learningsfile: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("agentmemory: %s is not a regular file (a link or a folder?); Sett will not write through it", path)
+		return nil, nil, fmt.Errorf("learningsfile: %s is not a regular file (a link or a folder?); Sett will not write through it", path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agentmemory: %w", err)
+		return nil, nil, fmt.Errorf("learningsfile: %w", err)
 	}
 	st := stampOf(fi)
 	return data, &st, nil
@@ -221,11 +221,11 @@ func replaceIfUnchanged(path string, data []byte, before *stamp) (bool, error) {
 	dir := filepath.Dir(path)
 	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(0o644), renameio.WithExistingPermissions())
 	if err != nil {
-		return false, fmt.Errorf("agentmemory: %w", err)
+		return false, fmt.Errorf("learningsfile: %w", err)
 	}
 	defer func() { _ = pf.Cleanup() }()
 	if _, err := pf.Write(data); err != nil {
-		return false, fmt.Errorf("agentmemory: write %s: %w", path, err)
+		return false, fmt.Errorf("learningsfile: write %s: %w", path, err)
 	}
 	fi, err := os.Lstat(path)
 	switch {
@@ -234,14 +234,14 @@ func replaceIfUnchanged(path string, data []byte, before *stamp) (bool, error) {
 			return false, nil
 		}
 	case err != nil:
-		return false, fmt.Errorf("agentmemory: %w", err)
+		return false, fmt.Errorf("learningsfile: %w", err)
 	default:
 		if before == nil || stampOf(fi) != *before {
 			return false, nil
 		}
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return false, fmt.Errorf("agentmemory: replace %s: %w", path, err)
+		return false, fmt.Errorf("learningsfile: replace %s: %w", path, err)
 	}
 	return true, syncDir(dir)
 }
@@ -250,11 +250,11 @@ func replaceIfUnchanged(path string, data []byte, before *stamp) (bool, error) {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("agentmemory: %w", err)
+		return fmt.Errorf("learningsfile: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("agentmemory: fsync %s: %w", dir, err)
+		return fmt.Errorf("learningsfile: fsync %s: %w", dir, err)
 	}
 	return nil
 }

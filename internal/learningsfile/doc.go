@@ -1,4 +1,4 @@
-// Package agentmemory reads and writes Agent_Memory.md, the human-editable
+// Package learningsfile reads and writes Agent_Memory.md, the human-editable
 // list of learnings Sett draws from rejected work (the learning loop).
 //
 // The file starts from a starter template (a title, a one-line purpose and
@@ -11,4 +11,4 @@
 // the file as the human left it. Append is atomic (a temporary file in the
 // same folder, fsync, rename, fsync of the folder), so a reader sees the
 // old file or the new one, never half of it.
-package agentmemory
+package learningsfile

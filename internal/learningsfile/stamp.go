@@ -1,4 +1,4 @@
-package agentmemory
+package learningsfile
 
 import (
 	"io/fs"
