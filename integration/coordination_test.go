@@ -93,15 +93,16 @@ agents:
 	}
 }
 
-// TestSilentAgentResolvedByBidTimeout: a hung agent's silence counts as
-// ignore on a claim where another agent bid for the work (the goal), but
-// on a claim it alone could take (the Plan) it is asked again and, after
+// TestSilentAgentResolvedByBidTimeout: with every live consumer asked
+// (decide_rule_bids: false), a hung agent's silence counts as ignore on a
+// claim where another agent bid for the work (the goal), but on a claim
+// it alone could take (the Plan) it is asked again and, after
 // no_bid_timeout, the workflow fails naming it — never "completed" with
 // the Plan left undone.
 func TestSilentAgentResolvedByBidTimeout(t *testing.T) {
 	t.Parallel()
 	s := stacktest.New(t, `version: "1.0"
-orchestrator: {bid_timeout: 1s, no_bid_timeout: 3s}
+orchestrator: {bid_timeout: 1s, no_bid_timeout: 3s, decide_rule_bids: false}
 agents:
   planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
   sleepy: {command: ["sett-writer"], bidding_strategy: exclusive}

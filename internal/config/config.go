@@ -127,12 +127,16 @@ type OrchestratorConfig struct {
 	// claim, the claim and exclusive bids that live agents' rules decide
 	// (agents without a bid_script that are not reviewers), instead of
 	// sending those agents bid requests that they would answer from the
-	// same rules. Each such agent otherwise costs Redis a request, a
-	// wake-up and a submit_bid script per claim (about 115 µs of Redis
-	// CPU each, measured by make bench's scale-agents step). Default false:
-	// every live consumer is asked, and a wedged agent that still
-	// heartbeats is found by its missing bid, not by a grant it never
-	// takes (that waits for the lease check).
+	// same rules. Each asked agent costs Redis a request, a wake-up and a
+	// submit_bid script per claim (about 115 µs of Redis CPU each,
+	// measured by make bench's scale-agents step), so with it off a
+	// claim's cost grows with the agents consuming its type. Default true
+	// (issue 34). What it changes: a wedged agent that still heartbeats is
+	// granted the work instead of being passed over for its missing bid;
+	// the lease check finds the grant it never takes (lease_ttl plus a
+	// margin after delivery), grants it again, and after
+	// max_grant_attempts fails the claim naming it. false asks every live
+	// consumer.
 	DecideRuleBids bool `yaml:"decide_rule_bids"`
 
 	// MaxWorkflowTokens caps the model tokens (input plus output, as the

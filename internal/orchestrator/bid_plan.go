@@ -19,7 +19,7 @@ type bidPlan struct {
 	Ignoring []string
 	// Decided are live agents whose rules alone give a bid other than
 	// ignore (no bid script, not a reviewer), recorded at once instead
-	// of asked when orchestrator.decide_rule_bids is on (decideRules).
+	// of asked unless orchestrator.decide_rule_bids is off (decideRules).
 	Decided map[string]blackboard.Bid
 	Absent  []string
 }

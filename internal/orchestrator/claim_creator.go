@@ -78,7 +78,7 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			}}}
 	} else {
 		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		if c.set.DecideRuleBids {
+		if !c.set.AskRuleBids {
 			plan = plan.decideRules(c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
 		}
 		bidders = plan.Bidders

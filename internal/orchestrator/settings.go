@@ -49,11 +49,12 @@ type Settings struct {
 	// (the orchestrator daemon's --disable-bid-grants; for comparison and
 	// debugging).
 	NoBidGrants bool
-	// DecideRuleBids records the claim and exclusive bids that live
-	// agents' rules decide (no bid_script, not reviewers) when a claim is
-	// created, instead of asking those agents
-	// (orchestrator.decide_rule_bids).
-	DecideRuleBids bool
+	// AskRuleBids sends bid requests to every live consumer, also those
+	// whose claim or exclusive bid their rules decide (no bid_script, not
+	// reviewers). Zero, the default, records those bids when the claim is
+	// created instead of asking (orchestrator.decide_rule_bids: false
+	// sets it).
+	AskRuleBids bool
 	// NoResultCompletion leaves every claim completion to the
 	// orchestrator: claims carry no finish plan, so a result never
 	// completes its claim in its own script
@@ -174,7 +175,7 @@ func SettingsFrom(c *config.Config) Settings {
 		Approvals:            c.Approvals,
 		Learner:              o.Learner,
 		MaxConcurrentClaims:  o.MaxConcurrentClaims,
-		DecideRuleBids:       o.DecideRuleBids,
+		AskRuleBids:          !o.DecideRuleBids,
 		MaxWorkflowTokens:    o.MaxWorkflowTokens,
 		AgentLimits:          limits,
 		Retry:                retry,
