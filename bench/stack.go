@@ -59,8 +59,8 @@ type stack struct {
 	Instance string
 	// AskRuleBids: the agents are asked to bid (stackSpec.askRuleBids).
 	AskRuleBids bool
-	Dir      string
-	Redis    *redistest.Server
+	Dir         string
+	Redis       *redistest.Server
 	// Topology is the Redis of a stack on a cluster or TLS (Redis and Raw
 	// are nil then); Remote is the harness's client on it.
 	Topology *redistest.Topology
