@@ -75,14 +75,35 @@ type ClaimAdvancer struct {
 	// publishes the learnings tools receive when no vault does); an error
 	// makes the step run again, which records nothing twice.
 	LearningsChangedFunc func(ctx context.Context) error
+	// required and reviewers are consensusInput's Required and Reviewers,
+	// read from the settings once rather than on every claim (they walk
+	// every configured agent). Read-only.
+	required, reviewers map[string]bool
 }
 
 // NewClaimAdvancer returns an advancer writing under the epoch reported by
 // epoch.
 func NewClaimAdvancer(bb *blackboard.Client, set Settings, dir *AgentDirectory, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimAdvancer {
+	required, reviewers := reviewerSets(set)
 	return &ClaimAdvancer{bb: bb, set: set, dir: dir, epoch: epoch, m: m,
 		log: log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
-		LearningsChangedFunc: func(context.Context) error { return nil }}
+		LearningsChangedFunc: func(context.Context) error { return nil }, required: required, reviewers: reviewers}
+}
+
+// reviewerSets are the agents whose review is required, and the agents
+// whose configured bid is review and who count toward min_reviews (not
+// advisory).
+func reviewerSets(set Settings) (required, reviewers map[string]bool) {
+	required, reviewers = map[string]bool{}, map[string]bool{}
+	for agent, role := range set.ReviewRoles {
+		if role.Required {
+			required[agent] = true
+		}
+		if r, ok := set.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
+			reviewers[agent] = true
+		}
+	}
+	return required, reviewers
 }
 
 // errMovedOn reports that a compare-and-set found the claim already moved
@@ -236,7 +257,7 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 	cl := st.Claim
 	in := consensusInput{
 		Expected: cl.ExpectedBidders, Absent: cl.AbsentConsumers, Bids: st.Bids, Live: a.dir.IsLive,
-		Required: map[string]bool{}, Reviewers: map[string]bool{}, MinReviews: a.set.ReviewPolicy.MinReviews,
+		Required: a.required, Reviewers: a.reviewers, MinReviews: a.set.ReviewPolicy.MinReviews,
 		NowMs: st.NowMs, DeadlineMs: cl.BidDeadlineMs, Rounds: cl.BidRounds, NoAnswerSinceMs: cl.NoAnswerSinceMs,
 		BidTimeout: a.set.BidTimeout, NoBidTimeout: a.set.NoBidTimeout,
 	}
@@ -248,14 +269,6 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 				bid, _ := r.Fallback(cl.ArtefactType)
 				in.Predicted[agent] = bid
 			}
-		}
-	}
-	for agent, role := range a.set.ReviewRoles {
-		if role.Required {
-			in.Required[agent] = true
-		}
-		if r, ok := a.set.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
-			in.Reviewers[agent] = true
 		}
 	}
 	return in

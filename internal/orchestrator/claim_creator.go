@@ -26,13 +26,14 @@ type ClaimCreator struct {
 	epoch    func() int64
 	m        *Metrics
 	log      zerolog.Logger
+	plans    *planCache
 }
 
 // NewClaimCreator returns a creator that hands claims nobody is asked to
 // bid on straight to advancer.
 func NewClaimCreator(bb *blackboard.Client, set Settings, dir *AgentDirectory, advancer *ClaimAdvancer, epoch func() int64, m *Metrics, log zerolog.Logger) *ClaimCreator {
 	return &ClaimCreator{bb: bb, set: set, dir: dir, advancer: advancer, epoch: epoch, m: m,
-		log: log.With().Str("component", "claim_creator").Logger()}
+		log: log.With().Str("component", "claim_creator").Logger(), plans: newPlanCache(dir, set.Rules, !set.AskRuleBids)}
 }
 
 // OnArtefact creates the claim for the artefact an artefact_created event
@@ -77,15 +78,13 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 				"approval_timeout_ms": strconv.FormatInt(timeout.Milliseconds(), 10),
 			}}}
 	} else {
-		plan := planBids(c.dir, c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		if !c.set.AskRuleBids {
-			plan = plan.decideRules(c.set.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		}
+		cached := c.plans.get(ev.Field("type"), ev.Field("produced_by_role"))
+		plan := cached.plan
 		bidders = plan.Bidders
 		nc.Claim.ExpectedBidders = plan.Bidders
 		nc.Claim.AbsentConsumers = plan.Absent
-		nc.Bids = plan.decided()
-		nc.Events = plan.event(claimID, ev.ArtefactID, ev.WorkflowID)
+		nc.Bids = cached.bids
+		nc.Events = cached.event(claimID, ev.ArtefactID, ev.WorkflowID)
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.set.BidTimeout
