@@ -78,14 +78,25 @@ agents:
 	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
 		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
 	}
-	bids, err := s.BB.GetBids(context.Background(), blackboard.DeriveID("claim", wf))
+	// The three bids follow from their rules (decide_rule_bids, the
+	// default): the claim's creation names all three and stores the one
+	// that can win, the lowest name's.
+	claimID := blackboard.DeriveID("claim", wf)
+	bids, err := s.BB.GetBids(context.Background(), claimID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{"coder-a", "coder-b", "coder-c"} {
-		if bids[a] != blackboard.BidExclusive {
-			t.Errorf("bid of %s = %q, want exclusive", a, bids[a])
+	if len(bids) != 1 || bids["coder-a"] != blackboard.BidExclusive {
+		t.Errorf("stored bids %v, want coder-a=exclusive alone", bids)
+	}
+	var named string
+	for _, e := range s.Events(blackboard.EventBidsDecided) {
+		if e.ClaimID == claimID {
+			named = e.Field("bids")
 		}
+	}
+	if named != "coder-a=exclusive,coder-b=exclusive,coder-c=exclusive" {
+		t.Errorf("bids_decided names %q, want all three exclusive", named)
 	}
 	code := stacktest.OfType(s.Artefacts(wf), "CodeChange")
 	if len(code) != 1 || code[0].ProducedByAgent != "coder-a" {
