@@ -35,7 +35,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // stream (each late by one delivery) and the tool's own start time.
 var hopStages = []string{
 	"goal written → claim_created (orchestrator: read event, create claim + bid requests)",
-	"claim_created → last bid_submitted (cubs: read inbox, bid)",
+	"claim_created → last bid_submitted (cubs: read inbox, bid; 0 when the rules decide the bids)",
 	"last bid → claim_granted (the last bid's script, or the orchestrator: read bid event, load state, grant)",
 	"claim_granted → tool main() (cub: read grant, lease, load, spawn)",
 	"tool main() → output artefact_created (tool runs; cub parses, writes)",
@@ -60,8 +60,8 @@ func (r *runner) runHops(ctx context.Context, s *stack, agents int) (Figure, Bre
 		if i < r.opts.HopWarmup {
 			continue
 		}
-		if tl.bids != agents {
-			return Figure{}, Breakdown{}, fmt.Errorf("bench: workflow %s got %d bids, want %d", id, tl.bids, agents)
+		if want := s.bidders(agents); tl.bids != want {
+			return Figure{}, Breakdown{}, fmt.Errorf("bench: workflow %s got %d bids, want %d", id, tl.bids, want)
 		}
 		hops = append(hops, ms(tl.toolStart.Sub(written)))
 		for j, d := range []time.Duration{
@@ -112,6 +112,9 @@ func readHopTimeline(ctx context.Context, s *stack, wf string) (hopTimeline, err
 	}
 	if outputID == "" || tl.claimCreated.IsZero() || tl.granted.IsZero() {
 		return tl, fmt.Errorf("bench: workflow %s did not run one no-op hop (output %q)", wf, outputID)
+	}
+	if tl.bids == 0 {
+		tl.lastBid = tl.claimCreated // nobody asked: the rules decided the bids
 	}
 	start, err := toolStart(ctx, s, outputID)
 	if err != nil {

@@ -12,9 +12,12 @@ import (
 )
 
 // idleAndHop5 observes a fresh stack of five agents idle for the idle
-// window, then times hops on it.
+// window, then times hops on it. The five are asked to bid
+// (decide_rule_bids: false), as before the default changed (issue 34), so
+// that the figure still measures bidding; the default's cost with many
+// agents is the scale-agents step's decided curve.
 func (r *runner) idleAndHop5(ctx context.Context) error {
-	s, err := r.startStack(ctx, stackSpec{name: "hop-5", agents: noopAgents(5, 0)})
+	s, err := r.startStack(ctx, stackSpec{name: "hop-5", agents: noopAgents(5, 0), askRuleBids: true})
 	if err != nil {
 		return err
 	}

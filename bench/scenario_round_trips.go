@@ -13,7 +13,8 @@ import (
 )
 
 // roundTrips counts, in an untimed pass, what one claim of the hop
-// scenarios costs in Redis traffic, for 1 and 5 agents.
+// scenarios costs in Redis traffic, for 1 agent (the default: its bid
+// decided by its rules) and 5 agents asked to bid, as the hop-5 stack.
 func (r *runner) roundTrips(ctx context.Context) error {
 	for _, agents := range []int{1, 5} {
 		if err := r.countRoundTrips(ctx, agents); err != nil {
@@ -29,7 +30,7 @@ func (r *runner) roundTrips(ctx context.Context) error {
 // commands Redis executed per claim, script-internal ones included (INFO),
 // less the harness's own.
 func (r *runner) countRoundTrips(ctx context.Context, agents int) error {
-	s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("rt-%d", agents), agents: noopAgents(agents, 0), proxied: true})
+	s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("rt-%d", agents), agents: noopAgents(agents, 0), proxied: true, askRuleBids: agents > 1})
 	if err != nil {
 		return err
 	}

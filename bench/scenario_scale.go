@@ -100,19 +100,21 @@ func (r *runner) scaleInFlight(ctx context.Context) error {
 }
 
 // scaleAgents times hops and one throughput round with M agents alive,
-// for each M of ScaleAgents: M cubs, every one bidding by its rules
-// (exclusive on goals), the lowest name winning.
+// for each M of ScaleAgents: M cubs, every one exclusive on goals by its
+// rules, the lowest name winning — once with every agent asked to bid
+// (decide_rule_bids: false), once with the bids their rules decide
+// recorded by the orchestrator (the default).
 func (r *runner) scaleAgents(ctx context.Context) error {
-	if err := r.scaleAgentsCurve(ctx, "agents", "agents alive", "", false); err != nil {
+	if err := r.scaleAgentsCurve(ctx, "agents", "agents alive, all asked to bid", true); err != nil {
 		return err
 	}
-	return r.scaleAgentsCurve(ctx, "agents_decided", "agents alive, rule bids decided", ", decide_rule_bids: true", true)
+	return r.scaleAgentsCurve(ctx, "agents_decided", "agents alive, rule bids decided", false)
 }
 
-// scaleAgentsCurve is one agents curve; decided sets
-// orchestrator.decide_rule_bids, so that the orchestrator records the
-// agents' rule bids instead of asking them.
-func (r *runner) scaleAgentsCurve(ctx context.Context, key, what, orchestrator string, decided bool) error {
+// scaleAgentsCurve is one agents curve; ask sets
+// orchestrator.decide_rule_bids: false, so that every agent is asked and
+// answers with its own bid.
+func (r *runner) scaleAgentsCurve(ctx context.Context, key, what string, ask bool) error {
 	levels := map[int]scaleLevel{}
 	for _, m := range r.opts.ScaleAgents {
 		t := time.Now()
@@ -120,7 +122,7 @@ func (r *runner) scaleAgentsCurve(ctx context.Context, key, what, orchestrator s
 		for i := range agents {
 			agents[i].name = fmt.Sprintf("noop-%03d", i+1) // noop-001 sorts first, wins
 		}
-		s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("scale-%s-%d", strings.ReplaceAll(key, "_", "-"), m), agents: agents, orchestrator: orchestrator})
+		s, err := r.startStack(ctx, stackSpec{name: fmt.Sprintf("scale-%s-%d", strings.ReplaceAll(key, "_", "-"), m), agents: agents, askRuleBids: ask})
 		if err != nil {
 			return err
 		}
@@ -132,20 +134,16 @@ func (r *runner) scaleAgentsCurve(ctx context.Context, key, what, orchestrator s
 					return scaleLevel{}, err
 				}
 			}
-			bids := m
-			if decided {
-				bids = 0 // recorded by the orchestrator: no bid_submitted events
-			}
-			return r.scaleLevel(ctx, s, bids)
+			return r.scaleLevel(ctx, s, s.bidders(m))
 		}()
 		if err != nil {
 			return fmt.Errorf("%d agents: %w", m, err)
 		}
 		levels[m] = lv
 	}
-	how := "a fresh goal's one-hop workflow with M agents alive, each its own cub answering bid requests from its rules (exclusive on goals, max_concurrent %d), the lowest name winning"
-	if decided {
-		how = "a fresh goal's one-hop workflow with M agents alive (exclusive on goals, max_concurrent %d) and orchestrator.decide_rule_bids: the orchestrator records their rule bids at claim creation and grants the lowest name; no agent is asked"
+	how := "a fresh goal's one-hop workflow with M agents alive (exclusive on goals, max_concurrent %d) and orchestrator.decide_rule_bids: false: each agent is its own cub answering bid requests from its rules, the lowest name winning"
+	if !ask {
+		how = "a fresh goal's one-hop workflow with M agents alive (exclusive on goals, max_concurrent %d), orchestrator.decide_rule_bids at its default (true): the orchestrator records their rule bids at claim creation and grants the lowest name; no agent is asked"
 	}
 	r.addScaleCurve(key, what, r.opts.ScaleAgents, levels, how)
 	return nil

@@ -40,6 +40,11 @@ type stackSpec struct {
 	extra string
 	// orchestrator is added to the orchestrator section (", key: value").
 	orchestrator string
+	// askRuleBids sets orchestrator.decide_rule_bids: false, so that
+	// every agent is asked to bid and answers with a submit_bid; by
+	// default the orchestrator records the bids the noop agents' rules
+	// decide and nobody bids.
+	askRuleBids bool
 	// topology, when set, is the Redis the stack uses instead of a
 	// redis-server of its own (a cluster, a TLS node): the daemons read
 	// it from services.redis, as a user's would. The caller stops it.
@@ -53,8 +58,10 @@ type stackSpec struct {
 type stack struct {
 	Name     string
 	Instance string
-	Dir      string
-	Redis    *redistest.Server
+	// AskRuleBids: the agents are asked to bid (stackSpec.askRuleBids).
+	AskRuleBids bool
+	Dir         string
+	Redis       *redistest.Server
 	// Topology is the Redis of a stack on a cluster or TLS (Redis and Raw
 	// are nil then); Remote is the harness's client on it.
 	Topology *redistest.Topology
@@ -71,13 +78,27 @@ type stack struct {
 	Proxies map[string]*RoundTripProxy
 }
 
+// bidders is how many bid_submitted events a goal gets on a stack of
+// agents noop agents: each one bids when asked; none is asked when the
+// orchestrator records the bids their rules decide (the default).
+func (s *stack) bidders(agents int) int {
+	if s.AskRuleBids {
+		return agents
+	}
+	return 0
+}
+
 // yaml renders the stack's sett.yml.
 func (sp stackSpec) yaml(noop string) string {
 	var b strings.Builder
 	b.WriteString("version: \"1.0\"\n")
 	// A generous bid timeout: every agent answers within milliseconds, and
 	// a timeout firing would be a bug the figures should not hide.
-	b.WriteString("orchestrator: {bid_timeout: 10s" + sp.orchestrator + "}\n")
+	orch := sp.orchestrator
+	if sp.askRuleBids {
+		orch += ", decide_rule_bids: false"
+	}
+	b.WriteString("orchestrator: {bid_timeout: 10s" + orch + "}\n")
 	b.WriteString("agents:\n")
 	for _, a := range sp.agents {
 		cmd := []string{strconv.Quote(noop), `"-mode"`, strconv.Quote(a.mode), `"-type"`, strconv.Quote(a.typ)}
@@ -108,7 +129,7 @@ func (sp stackSpec) yaml(noop string) string {
 // cubs first (registered, heartbeating), then the orchestrator, whose
 // first liveness read therefore sees every agent.
 func (r *runner) startStack(ctx context.Context, sp stackSpec) (s *stack, err error) {
-	started := &stack{Name: sp.name, Instance: "bench-" + sp.name, Dir: filepath.Join(r.workDir, sp.name),
+	started := &stack{Name: sp.name, Instance: "bench-" + sp.name, AskRuleBids: sp.askRuleBids, Dir: filepath.Join(r.workDir, sp.name),
 		Topology: sp.topology, Proxies: map[string]*RoundTripProxy{}}
 	s = started
 	// Every failure returns nil, err, which sets s to nil before this runs:

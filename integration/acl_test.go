@@ -142,17 +142,25 @@ func TestWorkflowWithRestrictedUsers(t *testing.T) {
 	if n := len(s.Artefacts(wf)); n != 5 {
 		t.Fatalf("%d artefacts, want 5 (goal, plan, review, audit note, code change)", n)
 	}
-	// The planner, the goal's only bidder, was granted by its own bid's
-	// script: the grant in the bid needs no key a cub's user lacks.
-	goalClaim := blackboard.DeriveID("claim", wf)
+	// The reviewer, the one agent asked to bid on the Plan (the others'
+	// bids are decided by their rules), was granted the review by its own
+	// bid's script: the grant in the bid needs no key a cub's user lacks.
+	plans := stacktest.OfType(s.Artefacts(wf), "Plan")
+	if len(plans) != 1 {
+		t.Fatalf("%d Plan artefacts, want 1", len(plans))
+	}
+	planClaim, err := s.BB.ClaimForArtefact(context.Background(), plans[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var by []string
 	for _, e := range s.Events(blackboard.EventClaimGranted) {
-		if e.ClaimID == goalClaim {
+		if e.ClaimID == planClaim && e.Field("phase") == "review" {
 			by = append(by, e.Field("granted_by"))
 		}
 	}
 	if len(by) != 1 || by[0] != "last_bid" {
-		t.Errorf("the goal's claim_granted events say granted_by %q, want one, by last_bid", by)
+		t.Errorf("the Plan's review claim_granted events say granted_by %q, want one, by last_bid", by)
 	}
 
 	reader := acl.Name(inst, acl.RoleReader, "")

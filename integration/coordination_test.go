@@ -78,14 +78,25 @@ agents:
 	if w := s.WaitWorkflow(wf, wait); w.Status != blackboard.WorkflowCompleted {
 		t.Fatalf("workflow %s (%s), want completed", w.Status, w.Outcome)
 	}
-	bids, err := s.BB.GetBids(context.Background(), blackboard.DeriveID("claim", wf))
+	// The three bids follow from their rules (decide_rule_bids, the
+	// default): the claim's creation names all three and stores the one
+	// that can win, the lowest name's.
+	claimID := blackboard.DeriveID("claim", wf)
+	bids, err := s.BB.GetBids(context.Background(), claimID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{"coder-a", "coder-b", "coder-c"} {
-		if bids[a] != blackboard.BidExclusive {
-			t.Errorf("bid of %s = %q, want exclusive", a, bids[a])
+	if len(bids) != 1 || bids["coder-a"] != blackboard.BidExclusive {
+		t.Errorf("stored bids %v, want coder-a=exclusive alone", bids)
+	}
+	var named string
+	for _, e := range s.Events(blackboard.EventBidsDecided) {
+		if e.ClaimID == claimID {
+			named = e.Field("bids")
 		}
+	}
+	if named != "coder-a=exclusive,coder-b=exclusive,coder-c=exclusive" {
+		t.Errorf("bids_decided names %q, want all three exclusive", named)
 	}
 	code := stacktest.OfType(s.Artefacts(wf), "CodeChange")
 	if len(code) != 1 || code[0].ProducedByAgent != "coder-a" {
@@ -93,15 +104,16 @@ agents:
 	}
 }
 
-// TestSilentAgentResolvedByBidTimeout: a hung agent's silence counts as
-// ignore on a claim where another agent bid for the work (the goal), but
-// on a claim it alone could take (the Plan) it is asked again and, after
+// TestSilentAgentResolvedByBidTimeout: with every live consumer asked
+// (decide_rule_bids: false), a hung agent's silence counts as ignore on a
+// claim where another agent bid for the work (the goal), but on a claim
+// it alone could take (the Plan) it is asked again and, after
 // no_bid_timeout, the workflow fails naming it — never "completed" with
 // the Plan left undone.
 func TestSilentAgentResolvedByBidTimeout(t *testing.T) {
 	t.Parallel()
 	s := stacktest.New(t, `version: "1.0"
-orchestrator: {bid_timeout: 1s, no_bid_timeout: 3s}
+orchestrator: {bid_timeout: 1s, no_bid_timeout: 3s, decide_rule_bids: false}
 agents:
   planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
   sleepy: {command: ["sett-writer"], bidding_strategy: exclusive}

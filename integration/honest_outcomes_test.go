@@ -19,7 +19,8 @@ import (
 // turns into a "dead end" that completes the workflow.
 
 // twoStage is a goal → Plan → CodeChange pipeline with a short bid
-// deadline.
+// deadline. The orchestrator records the agents' rule-decided bids (the
+// default decide_rule_bids), so the coder is granted the Plan at once.
 const twoStage = `version: "1.0"
 orchestrator:
   bid_timeout: 2s
@@ -30,6 +31,10 @@ agents:
   planner: {command: ["sett-writer", "--type", "Plan"], bidding_strategy: exclusive, consumes: ["GoalDefined"]}
   coder: {command: ["sett-writer", "--type", "CodeChange"], bidding_strategy: exclusive, consumes: ["Plan"]}
 `
+
+// askedTwoStage is twoStage with every live consumer asked to bid
+// (decide_rule_bids: false): the tests of a silent bidder.
+var askedTwoStage = strings.Replace(twoStage, "orchestrator:\n", "orchestrator:\n  decide_rule_bids: false\n", 1)
 
 // planClaim waits until the workflow's Plan has its claim collecting bids,
 // and returns the claim.
@@ -107,7 +112,7 @@ func TestRedisOutageDuringBiddingDoesNotEndTheChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	s := stacktest.New(t, twoStage, stacktest.Options{Redis: srv})
+	s := stacktest.New(t, askedTwoStage, stacktest.Options{Redis: srv})
 	_, cubs := s.Up("planner", "coder")
 	// Hold the coder's bid: its cub is frozen until Redis is gone.
 	cubs["coder"].Freeze()
@@ -130,12 +135,12 @@ func TestRedisOutageDuringBiddingDoesNotEndTheChain(t *testing.T) {
 }
 
 // TestFrozenConsumerAcrossTheBidWindow: the only consumer of the Plan is
-// frozen (SIGSTOP) for three bid deadlines, then resumed. Its silence is
-// not an "ignore": the claim asks again, and the work is done when it is
-// back.
+// asked to bid (decide_rule_bids: false) and frozen (SIGSTOP) for three
+// bid deadlines, then resumed. Its silence is not an "ignore": the claim
+// asks again, and the work is done when it is back.
 func TestFrozenConsumerAcrossTheBidWindow(t *testing.T) {
 	t.Parallel()
-	s := stacktest.New(t, twoStage)
+	s := stacktest.New(t, askedTwoStage)
 	_, cubs := s.Up("planner", "coder")
 	cubs["coder"].Freeze()
 	t.Cleanup(cubs["coder"].Thaw)
@@ -154,6 +159,98 @@ func TestFrozenConsumerAcrossTheBidWindow(t *testing.T) {
 		t.Fatalf("with its consumer frozen the Plan's claim is %s (%s %s), want still collecting bids", got.Status,
 			got.CompletionReason, got.TerminationReason)
 	}
+	cubs["coder"].Thaw()
+	assertWorkDone(t, s, wf)
+}
+
+// planClaimID waits until the workflow's Plan has its claim, in any
+// status, and returns its id.
+func planClaimID(t *testing.T, s *stacktest.Stack, wf string) string {
+	t.Helper()
+	var id string
+	s.Eventually(60*time.Second, "the Plan's claim", func() bool {
+		for _, a := range listWorkflow(t, s.BB, wf) {
+			if a.Type == "Plan" {
+				c, err := s.BB.ClaimForArtefact(context.Background(), a.ID)
+				id = c
+				return err == nil
+			}
+		}
+		return false
+	})
+	return id
+}
+
+// grantedByRuleBid checks that the Plan's claim went to the coder on the
+// bid its rules decide: recorded at creation, the coder never asked.
+func grantedByRuleBid(t *testing.T, s *stacktest.Stack, claimID string) {
+	t.Helper()
+	var cl *blackboard.Claim
+	s.Eventually(30*time.Second, "the Plan's claim granted", func() bool {
+		c, err := s.BB.GetClaim(context.Background(), claimID)
+		cl = c
+		return err == nil && c.Status != blackboard.ClaimPendingConsensus
+	})
+	if cl.GrantedExclusiveAgent != "coder" || len(cl.ExpectedBidders) != 0 {
+		t.Fatalf("the Plan's claim is %s granted to %q, expecting bids from %v; want the coder granted, nobody asked",
+			cl.Status, cl.GrantedExclusiveAgent, cl.ExpectedBidders)
+	}
+	decided := false
+	for _, e := range s.Events(blackboard.EventBidsDecided) {
+		decided = decided || (e.ClaimID == claimID && strings.Contains(e.Field("bids"), "coder=exclusive"))
+	}
+	if !decided {
+		t.Fatal("no bids_decided event records coder=exclusive on the Plan's claim")
+	}
+}
+
+// TestFrozenConsumerGrantedByRuleBid: the only consumer of the Plan is
+// frozen (SIGSTOP) while its heartbeat still counts: a wedged agent. Its
+// bid is decided by its rules, so it is granted the Plan without being
+// asked and never takes the grant. The lease check finds that, grants it
+// again, and after max_grant_attempts fails the workflow naming it — in
+// bounded time (two lease checks), and never "completed".
+func TestFrozenConsumerGrantedByRuleBid(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, twoStage)
+	_, cubs := s.Up("planner", "coder")
+	cubs["coder"].Freeze()
+	t.Cleanup(cubs["coder"].Thaw)
+	wf := s.PostGoal("Add a /health endpoint")
+	claimID := planClaimID(t, s, wf)
+	grantedByRuleBid(t, s, claimID)
+	w := s.WaitWorkflow(wf, 60*time.Second)
+	if w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "no result from coder after 2 grant attempts") {
+		t.Fatalf("workflow %s (%s), want failed naming the coder after 2 grant attempts", w.Status, w.Outcome)
+	}
+	if n := countEvents(t, s.BB, blackboard.EventLeaseLost, claimID); n != 1 {
+		t.Errorf("%d lease_lost events on the Plan's claim, want 1 (the grant given again once)", n)
+	}
+	if n := countEvents(t, s.BB, blackboard.EventClaimTerminatedLeaseExhausted, claimID); n != 1 {
+		t.Errorf("%d claim_terminated_lease_exhausted events on the Plan's claim, want 1", n)
+	}
+	for _, a := range listWorkflow(t, s.BB, wf) {
+		if a.Type == "CodeChange" {
+			t.Errorf("a CodeChange was written although the coder never ran")
+		}
+	}
+}
+
+// TestFrozenConsumerGrantedByRuleBidResumes: as above, but the coder is
+// resumed once its first grant was found lost: it takes the grant given
+// again and the work is done.
+func TestFrozenConsumerGrantedByRuleBidResumes(t *testing.T) {
+	t.Parallel()
+	s := stacktest.New(t, strings.Replace(twoStage, "orchestrator:\n", "orchestrator:\n  max_grant_attempts: 3\n", 1))
+	_, cubs := s.Up("planner", "coder")
+	cubs["coder"].Freeze()
+	t.Cleanup(cubs["coder"].Thaw)
+	wf := s.PostGoal("Add a /health endpoint")
+	claimID := planClaimID(t, s, wf)
+	grantedByRuleBid(t, s, claimID)
+	s.Eventually(60*time.Second, "the coder's first grant found lost", func() bool {
+		return countEvents(t, s.BB, blackboard.EventLeaseLost, claimID) >= 1
+	})
 	cubs["coder"].Thaw()
 	assertWorkDone(t, s, wf)
 }

@@ -127,12 +127,19 @@ type OrchestratorConfig struct {
 	// claim, the claim and exclusive bids that live agents' rules decide
 	// (agents without a bid_script that are not reviewers), instead of
 	// sending those agents bid requests that they would answer from the
-	// same rules. Each such agent otherwise costs Redis a request, a
-	// wake-up and a submit_bid script per claim (about 115 µs of Redis
-	// CPU each, measured by make bench's scale-agents step). Default false:
-	// every live consumer is asked, and a wedged agent that still
-	// heartbeats is found by its missing bid, not by a grant it never
-	// takes (that waits for the lease check).
+	// same rules. Each asked agent costs Redis a request, a wake-up and a
+	// submit_bid script per claim (about 115 µs of Redis CPU each,
+	// measured by make bench's scale-agents step): with 100 agents
+	// consuming a type, asking made a claim cost 10 to 15 times more.
+	// Default true. The trade-off: an agent that still heartbeats but no
+	// longer works is granted the work instead of being passed over for
+	// its missing bid; the lease check finds the grant it never takes
+	// (lease_ttl plus 0.5s after delivery), grants it again, and after
+	// max_grant_attempts fails the claim and its workflow naming the agent
+	// (about 61s with the defaults), even when another agent could have
+	// done the work. false asks every live consumer: a silent one is
+	// passed over after bid_timeout when another bid for the same work,
+	// and otherwise asked again until no_bid_timeout.
 	DecideRuleBids bool `yaml:"decide_rule_bids"`
 
 	// MaxWorkflowTokens caps the model tokens (input plus output, as the

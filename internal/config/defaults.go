@@ -19,6 +19,7 @@ const (
 	DefaultMaxChainDepth        = 25
 	DefaultMaxPayloadBytes      = 1 * MiB
 	DefaultAgentHeartbeatTTL    = Duration(10 * time.Second)
+	DefaultDecideRuleBids       = true
 	DefaultHTTPAddr             = ":8080"
 
 	DefaultBiddingStrategy  = BidExclusive
@@ -89,6 +90,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(c, &o.MaxChainDepth, DefaultMaxChainDepth, "orchestrator.max_chain_depth")
 	setDefault(c, &o.MaxPayloadBytes, DefaultMaxPayloadBytes, "orchestrator.max_payload_bytes")
 	setDefault(c, &o.AgentHeartbeatTTL, DefaultAgentHeartbeatTTL, "orchestrator.agent_heartbeat_ttl")
+	setDefault(c, &o.DecideRuleBids, DefaultDecideRuleBids, "orchestrator.decide_rule_bids")
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
 	}

@@ -68,6 +68,7 @@ func TestExampleFile(t *testing.T) {
 		{"max_chain_depth", o.MaxChainDepth, DefaultMaxChainDepth},
 		{"max_payload_bytes", o.MaxPayloadBytes, DefaultMaxPayloadBytes},
 		{"agent_heartbeat_ttl", o.AgentHeartbeatTTL, DefaultAgentHeartbeatTTL},
+		{"decide_rule_bids", o.DecideRuleBids, DefaultDecideRuleBids},
 		{"http_addr", o.HTTPAddr, DefaultHTTPAddr},
 		{"redis image", cfg.Services.Redis.Image, DefaultRedisImage},
 		{"reviewer timeout", cfg.Agents["reviewer"].Timeout.Std(), 10 * time.Minute},

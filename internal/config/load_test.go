@@ -391,6 +391,7 @@ func TestParseAppliesDefaults(t *testing.T) {
 		{"orchestrator.max_chain_depth", o.MaxChainDepth, 25},
 		{"orchestrator.max_payload_bytes", o.MaxPayloadBytes, MiB},
 		{"orchestrator.agent_heartbeat_ttl", o.AgentHeartbeatTTL.Std(), 10 * time.Second},
+		{"orchestrator.decide_rule_bids", o.DecideRuleBids, true},
 		{"orchestrator.http_addr", o.HTTPAddr, ":8080"},
 		{"services.redis.image", cfg.Services.Redis.Image, "sett-redis:local"},
 		{"services.redis.url", cfg.Services.Redis.URL, ""},
@@ -441,6 +442,15 @@ func TestParseKeepsExplicitZeros(t *testing.T) {
 		if !errors.Is(fe, ErrInvalid) {
 			t.Errorf("%s: %v does not match ErrInvalid", path, fe)
 		}
+	}
+}
+
+// TestParseKeepsExplicitFalse: decide_rule_bids defaults to true, and a
+// file that writes false keeps every live consumer asked.
+func TestParseKeepsExplicitFalse(t *testing.T) {
+	cfg, _ := mustParse(t, withLines(`orchestrator:`, `  decide_rule_bids: false`))
+	if cfg.Orchestrator.DecideRuleBids {
+		t.Fatal("orchestrator.decide_rule_bids = true, want the false the file wrote")
 	}
 }
 

@@ -27,6 +27,7 @@ type AgentDirectory struct {
 	mu      sync.RWMutex
 	live    []string
 	loaded  bool
+	gen     uint64 // bumped whenever live changes
 	refresh chan struct{}
 }
 
@@ -82,6 +83,9 @@ func (d *AgentDirectory) Refresh(ctx context.Context) error {
 	d.mu.Lock()
 	changed := !d.loaded || !equalStrings(d.live, live)
 	d.live, d.loaded = live, true
+	if changed {
+		d.gen++
+	}
 	d.mu.Unlock()
 	if changed {
 		d.log.Info().Strs("live_agents", live).Msg("agent liveness changed")
@@ -97,6 +101,14 @@ func (d *AgentDirectory) Live() []string {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return append([]string(nil), d.live...)
+}
+
+// Generation changes whenever the live set does: what was computed from
+// Live under one generation holds until it changes.
+func (d *AgentDirectory) Generation() uint64 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.gen
 }
 
 // IsLive reports whether the named agent is alive.

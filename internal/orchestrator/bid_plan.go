@@ -19,14 +19,23 @@ type bidPlan struct {
 	Ignoring []string
 	// Decided are live agents whose rules alone give a bid other than
 	// ignore (no bid script, not a reviewer), recorded at once instead
-	// of asked when orchestrator.decide_rule_bids is on (decideRules).
+	// of asked unless orchestrator.decide_rule_bids is off (decideRules).
 	Decided map[string]blackboard.Bid
-	Absent  []string
+	// Outranked are the other live agents whose rules decide an exclusive
+	// bid: the exclusive winner is the lowest name, so theirs can never
+	// win over Decided's. Their bids are named in the bids_decided event
+	// but not stored with the claim, so that a claim's stored bids do not
+	// grow with the agents consuming its type (issue 34: 100 bid fields
+	// doubled create_claim's cost).
+	Outranked []string
+	Absent    []string
 }
 
 // decideRules moves the bidders whose claim or exclusive bid follows from
 // their rules alone (no bid_script) out of Bidders into Decided: their
 // bids are recorded at creation like the ignores, and nobody asks them.
+// Of several decided exclusive bids only the lowest name's is kept; the
+// others are Outranked.
 // Every agent that would have answered by its rules costs Redis a bid
 // request, a wake-up and a submit_bid script per claim, so with M such
 // agents a claim cost grew by M scripts (issue 34). Reviewers are still
@@ -47,6 +56,19 @@ func (p bidPlan) decideRules(rules map[string]bidding.Rules, typ, role string) b
 		asked = append(asked, agent)
 	}
 	p.Bidders = asked
+	var exclusive []string
+	for agent, bid := range p.Decided {
+		if bid == blackboard.BidExclusive {
+			exclusive = append(exclusive, agent)
+		}
+	}
+	if len(exclusive) > 1 {
+		sort.Strings(exclusive)
+		for _, agent := range exclusive[1:] {
+			delete(p.Decided, agent)
+		}
+		p.Outranked = exclusive[1:]
+	}
 	return p
 }
 
@@ -77,7 +99,7 @@ func planBids(dir *AgentDirectory, rules map[string]bidding.Rules, typ, role str
 }
 
 // decided returns the bids recorded without asking: the ignores and the
-// rule-decided bids.
+// rule-decided bids (the outranked exclusive ones left out).
 func (p bidPlan) decided() map[string]blackboard.Bid {
 	m := make(map[string]blackboard.Bid, len(p.Ignoring)+len(p.Decided))
 	for _, a := range p.Ignoring {
@@ -113,10 +135,13 @@ func (p bidPlan) event(claimID, artefactID, workflowID string) []blackboard.Even
 		fields["ignore"] = strings.Join(p.Ignoring, ",")
 	}
 	if len(p.Decided) > 0 {
-		// agent=bid pairs, sorted by agent.
-		pairs := make([]string, 0, len(p.Decided))
+		// agent=bid pairs, sorted by agent, the outranked included.
+		pairs := make([]string, 0, len(p.Decided)+len(p.Outranked))
 		for a, b := range p.Decided {
 			pairs = append(pairs, a+"="+string(b))
+		}
+		for _, a := range p.Outranked {
+			pairs = append(pairs, a+"="+string(blackboard.BidExclusive))
 		}
 		sort.Strings(pairs)
 		fields["bids"] = strings.Join(pairs, ",")

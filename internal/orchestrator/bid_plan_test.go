@@ -26,6 +26,8 @@ func TestPlanBidsRemembersAbsentConsumers(t *testing.T) {
 		"coder", "other", "writer")
 	rules := map[string]bidding.Rules{
 		"coder":    {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan"}},
+		"coder-b":  {Role: "coder", Strategy: blackboard.BidExclusive},
+		"coder-c":  {Role: "coder", Strategy: blackboard.BidExclusive},
 		"reviewer": {Role: "reviewer", Strategy: blackboard.BidReview, Consumes: []string{"Plan"}},
 		"writer":   {Role: "writer", Strategy: blackboard.BidExclusive, Consumes: []string{"GoalDefined"}},
 		"other":    {Role: "other", Strategy: blackboard.BidClaim, HasScript: true},
@@ -105,6 +107,8 @@ func TestDecideRulesRecordsRuleBids(t *testing.T) {
 	t.Parallel()
 	rules := map[string]bidding.Rules{
 		"coder":    {Role: "coder", Strategy: blackboard.BidExclusive, Consumes: []string{"Plan"}},
+		"coder-b":  {Role: "coder", Strategy: blackboard.BidExclusive},
+		"coder-c":  {Role: "coder", Strategy: blackboard.BidExclusive},
 		"helper":   {Role: "helper", Strategy: blackboard.BidClaim},
 		"reviewer": {Role: "reviewer", Strategy: blackboard.BidReview, Consumes: []string{"Plan"}},
 		"scripted": {Role: "scripted", Strategy: blackboard.BidClaim, HasScript: true},
@@ -125,6 +129,11 @@ func TestDecideRulesRecordsRuleBids(t *testing.T) {
 		{"all decided", bidPlan{Bidders: []string{"helper", "coder"}},
 			bidPlan{Decided: map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
 			map[string]string{"bids": "coder=exclusive,helper=claim", "reason": "the agents' rules decide their bids"},
+			map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
+		{"only the lowest exclusive bid is stored", bidPlan{Bidders: []string{"coder-c", "helper", "coder", "coder-b"}},
+			bidPlan{Decided: map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim},
+				Outranked: []string{"coder-b", "coder-c"}},
+			map[string]string{"bids": "coder-b=exclusive,coder-c=exclusive,coder=exclusive,helper=claim", "reason": "the agents' rules decide their bids"},
 			map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "helper": blackboard.BidClaim}},
 		{"an agent without rules is asked", bidPlan{Bidders: []string{"unknown", "scripted"}},
 			bidPlan{Bidders: []string{"unknown", "scripted"}}, nil, map[string]blackboard.Bid{}},

@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/bidding"
 	"github.com/settdev/sett/internal/failpoint"
+	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/pkg/blackboard"
 )
 
@@ -76,6 +78,10 @@ type ClaimAdvancer struct {
 	// publishes the learnings tools receive when no vault does); an error
 	// makes the step run again, which records nothing twice.
 	LearningsChangedFunc func(ctx context.Context) error
+	// required and reviewers are consensusInput's Required and Reviewers,
+	// read from the settings once rather than on every claim (they walk
+	// every configured agent). Read-only.
+	required, reviewers map[string]bool
 }
 
 // AdvancerParams is what NewClaimAdvancer wires together.
@@ -95,9 +101,26 @@ type AdvancerParams struct {
 // NewClaimAdvancer returns an advancer writing under the epoch p.Epoch
 // reports.
 func NewClaimAdvancer(p AdvancerParams) *ClaimAdvancer {
+	required, reviewers := reviewerSets(p.Config.ReviewRoles, p.Claims.Rules)
 	return &ClaimAdvancer{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, epoch: p.Epoch, m: p.Metrics,
 		log: p.Log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
-		LearningsChangedFunc: func(context.Context) error { return nil }}
+		LearningsChangedFunc: func(context.Context) error { return nil }, required: required, reviewers: reviewers}
+}
+
+// reviewerSets are the agents whose review is required, and the agents
+// whose configured bid is review and who count toward min_reviews (not
+// advisory).
+func reviewerSets(roles map[string]reviewpolicy.Role, rules map[string]bidding.Rules) (required, reviewers map[string]bool) {
+	required, reviewers = map[string]bool{}, map[string]bool{}
+	for agent, role := range roles {
+		if role.Required {
+			required[agent] = true
+		}
+		if r, ok := rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
+			reviewers[agent] = true
+		}
+	}
+	return required, reviewers
 }
 
 // errMovedOn reports that a compare-and-set found the claim already moved
@@ -251,7 +274,7 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 	cl := st.Claim
 	in := consensusInput{
 		Expected: cl.ExpectedBidders, Absent: cl.AbsentConsumers, Bids: st.Bids, Live: a.dir.IsLive,
-		Required: map[string]bool{}, Reviewers: map[string]bool{}, MinReviews: a.cfg.ReviewPolicy.MinReviews,
+		Required: a.required, Reviewers: a.reviewers, MinReviews: a.cfg.ReviewPolicy.MinReviews,
 		NowMs: st.NowMs, DeadlineMs: cl.BidDeadlineMs, Rounds: cl.BidRounds, NoAnswerSinceMs: cl.NoAnswerSinceMs,
 		BidTimeout: a.claims.BidTimeout, NoBidTimeout: a.cfg.NoBidTimeout,
 	}
@@ -263,14 +286,6 @@ func (a *ClaimAdvancer) consensusInput(st *blackboard.ClaimState) consensusInput
 				bid, _ := r.Fallback(cl.ArtefactType)
 				in.Predicted[agent] = bid
 			}
-		}
-	}
-	for agent, role := range a.cfg.ReviewRoles {
-		if role.Required {
-			in.Required[agent] = true
-		}
-		if r, ok := a.claims.Rules[agent]; ok && r.Strategy == blackboard.BidReview && !role.Advisory {
-			in.Reviewers[agent] = true
 		}
 	}
 	return in

@@ -27,6 +27,7 @@ type ClaimCreator struct {
 	epoch    func() int64
 	m        *Metrics
 	log      zerolog.Logger
+	plans    *planCache
 }
 
 // CreatorParams is what NewClaimCreator wires together.
@@ -51,7 +52,8 @@ type CreatorParams struct {
 // bid on straight to p.Advancer.
 func NewClaimCreator(p CreatorParams) *ClaimCreator {
 	return &ClaimCreator{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, advancer: p.Advancer, epoch: p.Epoch, m: p.Metrics,
-		log: p.Log.With().Str("component", "claim_creator").Logger()}
+		log:   p.Log.With().Str("component", "claim_creator").Logger(),
+		plans: newPlanCache(p.Directory, p.Claims.Rules, !p.Config.AskRuleBids)}
 }
 
 // OnArtefact creates the claim for the artefact an artefact_created event
@@ -96,15 +98,13 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 				"approval_timeout_ms": strconv.FormatInt(timeout.Milliseconds(), 10),
 			}}}
 	} else {
-		plan := planBids(c.dir, c.claims.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		if c.cfg.DecideRuleBids {
-			plan = plan.decideRules(c.claims.Rules, ev.Field("type"), ev.Field("produced_by_role"))
-		}
+		cached := c.plans.get(ev.Field("type"), ev.Field("produced_by_role"))
+		plan := cached.plan
 		bidders = plan.Bidders
 		nc.Claim.ExpectedBidders = plan.Bidders
 		nc.Claim.AbsentConsumers = plan.Absent
-		nc.Bids = plan.decided()
-		nc.Events = plan.event(claimID, ev.ArtefactID, ev.WorkflowID)
+		nc.Bids = cached.bids
+		nc.Events = cached.event(claimID, ev.ArtefactID, ev.WorkflowID)
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.claims.BidTimeout

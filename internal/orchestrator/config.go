@@ -130,11 +130,12 @@ type CreatorConfig struct {
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
 	MaxWorkflowTokens int64
-	// DecideRuleBids records the claim and exclusive bids that live
-	// agents' rules decide (no bid_script, not reviewers) when a claim is
-	// created, instead of asking those agents
-	// (orchestrator.decide_rule_bids).
-	DecideRuleBids bool
+	// AskRuleBids sends bid requests to every live consumer, also those
+	// whose claim or exclusive bid their rules decide (no bid_script, not
+	// reviewers). Zero, the default, records those bids when the claim is
+	// created instead of asking (orchestrator.decide_rule_bids: false
+	// sets it).
+	AskRuleBids bool
 	// NoBidGrants leaves every grant to the orchestrator: claims carry no
 	// GrantPlan, so the last expected bid never grants in its own script
 	// (the orchestrator daemon's --disable-bid-grants; for comparison and
@@ -224,7 +225,7 @@ func ConfigFrom(c *config.Config) Config {
 			MaxWorkflowArtefacts: o.MaxWorkflowArtefacts,
 			MaxChainDepth:        o.MaxChainDepth,
 			MaxWorkflowTokens:    o.MaxWorkflowTokens,
-			DecideRuleBids:       o.DecideRuleBids,
+			AskRuleBids:          !o.DecideRuleBids,
 		},
 		Events:          EventLoopConfig{Sweep: config.DefaultReconcileEvery, DeadLetterAfter: o.DeadLetterAfter},
 		Reconciler:      ReconcilerConfig{Every: config.DefaultReconcileEvery, Rate: o.ReconcileRate},

@@ -27,16 +27,18 @@ func TestClaimsCarryAFinishPlan(t *testing.T) {
 			f := newFixture(t, Config{Creator: CreatorConfig{NoResultCompletion: off},
 				Agents: map[string]string{"coder": "coder"},
 				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second,
-					// The coder's configured rules: the orchestrator predicts
-					// its bid from them to plan the grant in the bid.
+					// The coder's configured rules: the orchestrator records
+					// the exclusive bid they decide and grants it at creation.
 					Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}}}})
 			raw := redistest.Raw(t)
 			if err := raw.Set(ctx, f.bb.Keys().Epoch(), "1", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
 			_, claimID := f.goal()
-			f.bidAsCub("coder", blackboard.BidExclusive)
 			cl := f.claim(claimID)
+			if cl.Status != blackboard.ClaimPendingExclusive || cl.GrantedExclusiveAgent != "coder" {
+				t.Fatalf("claim %s granted to %q at creation, want pending_exclusive to coder (its rule-decided bid)", cl.Status, cl.GrantedExclusiveAgent)
+			}
 			id := blackboard.NewID()
 			res := &blackboard.Artefact{ID: id, LogicalID: id, Version: 1, StructuralType: blackboard.StructuralTerminal,
 				Type: "Work", Payload: "done", SourceArtefacts: []string{cl.ArtefactID}, ProducedByRole: "coder",

@@ -32,7 +32,8 @@ func (f *fixture) bidAsCub(agent string, b blackboard.Bid) {
 // TestClaimsCarryAGrantPlan: under a stored leader epoch, the claim the
 // creator makes lets its sole bidder's bid grant it, with the agent's
 // retry policy in the grant; --disable-bid-grants leaves it to the
-// orchestrator.
+// orchestrator. The coder is asked (decide_rule_bids: false): with its
+// bid decided at creation nobody bids, and the orchestrator grants.
 func TestClaimsCarryAGrantPlan(t *testing.T) {
 	t.Parallel()
 	for _, off := range []bool{false, true} {
@@ -42,7 +43,7 @@ func TestClaimsCarryAGrantPlan(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: off},
+			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: off, AskRuleBids: true},
 				Agents: map[string]string{"coder": "coder"},
 				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second,
 					// The coder's configured rules: the orchestrator predicts

@@ -1,0 +1,61 @@
+package orchestrator
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/pkg/blackboard"
+)
+
+// TestRuleDecidedGrantNeverTakenFailsNamingTheAgent: with the default
+// decide_rule_bids, a live agent whose rules bid exclusive is granted at
+// claim creation without being asked. Nobody takes the grant (a wedged
+// cub that still heartbeats): the lease check grants it again, then
+// terminates the claim and fails the workflow naming the agent, within
+// max_grant_attempts lease checks — never "completed", never waiting
+// forever.
+func TestRuleDecidedGrantNeverTakenFailsNamingTheAgent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, Config{Advancer: AdvancerConfig{MaxGrantAttempts: 2},
+		Agents: map[string]string{"wedged": "coder"},
+		Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 20 * time.Millisecond,
+			Rules: map[string]bidding.Rules{"wedged": {Role: "coder", Strategy: blackboard.BidExclusive}}}})
+	wf, claimID := f.goal()
+	cl := f.claim(claimID)
+	if cl.Status != blackboard.ClaimPendingExclusive || cl.GrantedExclusiveAgent != "wedged" || len(cl.ExpectedBidders) != 0 {
+		t.Fatalf("claim at creation: %s to %q, expected bidders %v; want pending_exclusive to wedged, nobody asked",
+			cl.Status, cl.GrantedExclusiveAgent, cl.ExpectedBidders)
+	}
+	in, err := f.bb.Inbox(ctx, "wedged", "cub-wedged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs, err := in.NextBids(ctx, 10, 0); err != nil || len(reqs) != 0 {
+		t.Fatalf("bid requests to wedged = %v, %v; want none (its bid was decided)", reqs, err)
+	}
+	if bids, err := f.bb.GetBids(ctx, claimID); err != nil || bids["wedged"] != blackboard.BidExclusive {
+		t.Fatalf("bids %v (%v), want wedged=exclusive recorded at creation", bids, err)
+	}
+	// The lease checks, as the claim's timer runs them, until the claim
+	// ends; every check either waits for the lease TTL or acts.
+	deadline := time.Now().Add(10 * time.Second)
+	for !cl.Status.Final() {
+		if time.Now().After(deadline) {
+			t.Fatalf("claim still %s (attempt %d) after 10s of lease checks", cl.Status, cl.Attempts)
+		}
+		f.advance(claimID)
+		cl = f.claim(claimID)
+	}
+	if cl.Status != blackboard.ClaimTerminated || cl.Attempts != 2 ||
+		!strings.Contains(cl.TerminationReason, "no result from wedged after 2 grant attempts") {
+		t.Fatalf("claim %s after %d attempts (%q), want terminated naming wedged after 2", cl.Status, cl.Attempts, cl.TerminationReason)
+	}
+	w, err := f.bb.GetWorkflow(ctx, wf)
+	if err != nil || w.Status != blackboard.WorkflowFailed || !strings.Contains(w.Outcome, "wedged") {
+		t.Fatalf("workflow %+v (%v), want failed naming wedged", w, err)
+	}
+}
