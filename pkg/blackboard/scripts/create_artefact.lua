@@ -234,14 +234,15 @@ local function complete_claim()
   if stored == false or stored ~= c[2] then
     return false
   end
-  if redis.call('HGET', KEYS[7], 'status') ~= 'running' or redis.call('SISMEMBER', KEYS[15], req.agent) == 1 then
+  local w = redis.call('HMGET', KEYS[7], 'status', 'started_at_ms')
+  if w[1] ~= 'running' or redis.call('SISMEMBER', KEYS[15], req.agent) == 1 then
     return false
   end
   local id, wf, reason = req.claim_id, req.workflow_id, 'All phases complete.'
   redis.call('HSET', KEYS[24], 'status', 'complete', 'rev', tostring((tonumber(c[5] or '0') or 0) + 1),
     'updated_at_ms', ts_s, 'completion_reason', reason)
   unschedule({claim = 24, active = 25, timers = 21, waiting = 27, running = 26, queue = 12}, id,
-    wait_member(redis.call('HGET', KEYS[7], 'started_at_ms'), id), ts)
+    wait_member(w[2], id), ts)
   emit(KEYS[6], req.claim_channel, 'claim_transitioned', ts, {
     'claim_id', id, 'workflow_id', wf, 'from', 'pending_exclusive', 'to', 'complete'})
   emit(KEYS[6], req.claim_channel, 'claim_completed', ts, {
@@ -252,7 +253,7 @@ local function complete_claim()
   -- (complete_workflow.lua) when it reads the queue entry.
   local ended = '0'
   if may(KEYS[7], 'end_workflow') then
-    if close_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
+    if close_running_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
       ended = '1'
     end
   elseif redis.call('HINCRBY', KEYS[7], 'open_items', -1) <= 0 then
