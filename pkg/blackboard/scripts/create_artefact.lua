@@ -123,21 +123,35 @@ end
 -- All checks passed: write.
 local ts = now_ms()
 local ts_s = tostring(ts)
--- Field by field with HSETNX: the id was checked free above, so this
--- writes every field, and cubs' and people's Redis users may hold HSETNX
--- alone on artefacts: no user but the orchestrator's can change a field
--- once written (internal/acl).
+-- The id was checked free above, so one HSET writes every field. Cubs'
+-- and people's Redis users hold HSETNX alone on artefacts, so that no
+-- user but the orchestrator's can change a field once written
+-- (internal/acl): for them (and on a Redis without acl_check_cmd, where
+-- the ACL cannot be asked) the fields go one HSETNX each, which writes
+-- the same hash.
 local payload = ''
 local memory = ''
 for i = 2, #ARGV, 2 do
-  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   if ARGV[i] == 'payload' then
     payload = ARGV[i + 1]
   elseif ARGV[i] == 'memory' then
     memory = ARGV[i + 1]
   end
 end
-redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
+if redis.acl_check_cmd ~= nil and redis.acl_check_cmd('HSET', KEYS[1], 'created_at_ms', ts_s) then
+  local hset = {'HSET', KEYS[1]}
+  for i = 2, #ARGV do
+    hset[#hset + 1] = ARGV[i]
+  end
+  hset[#hset + 1] = 'created_at_ms'
+  hset[#hset + 1] = ts_s
+  redis.call(unpack(hset))
+else
+  for i = 2, #ARGV, 2 do
+    redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
+end
 
 redis.call('ZADD', KEYS[2], version, req.id)
 redis.call('ZADD', KEYS[3], ts_s, req.id)
