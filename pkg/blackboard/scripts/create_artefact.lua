@@ -123,21 +123,35 @@ end
 -- All checks passed: write.
 local ts = now_ms()
 local ts_s = tostring(ts)
--- Field by field with HSETNX: the id was checked free above, so this
--- writes every field, and cubs' and people's Redis users may hold HSETNX
--- alone on artefacts: no user but the orchestrator's can change a field
--- once written (internal/acl).
+-- The id was checked free above, so one HSET writes every field. Cubs'
+-- and people's Redis users hold HSETNX alone on artefacts, so that no
+-- user but the orchestrator's can change a field once written
+-- (internal/acl): for them (and on a Redis without acl_check_cmd, where
+-- the ACL cannot be asked) the fields go one HSETNX each, which writes
+-- the same hash.
 local payload = ''
 local memory = ''
 for i = 2, #ARGV, 2 do
-  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
   if ARGV[i] == 'payload' then
     payload = ARGV[i + 1]
   elseif ARGV[i] == 'memory' then
     memory = ARGV[i + 1]
   end
 end
-redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
+if redis.acl_check_cmd ~= nil and redis.acl_check_cmd('HSET', KEYS[1], 'created_at_ms', ts_s) then
+  local hset = {'HSET', KEYS[1]}
+  for i = 2, #ARGV do
+    hset[#hset + 1] = ARGV[i]
+  end
+  hset[#hset + 1] = 'created_at_ms'
+  hset[#hset + 1] = ts_s
+  redis.call(unpack(hset))
+else
+  for i = 2, #ARGV, 2 do
+    redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('HSETNX', KEYS[1], 'created_at_ms', ts_s)
+end
 
 redis.call('ZADD', KEYS[2], version, req.id)
 redis.call('ZADD', KEYS[3], ts_s, req.id)
@@ -234,14 +248,15 @@ local function complete_claim()
   if stored == false or stored ~= c[2] then
     return false
   end
-  if redis.call('HGET', KEYS[7], 'status') ~= 'running' or redis.call('SISMEMBER', KEYS[15], req.agent) == 1 then
+  local w = redis.call('HMGET', KEYS[7], 'status', 'started_at_ms')
+  if w[1] ~= 'running' or redis.call('SISMEMBER', KEYS[15], req.agent) == 1 then
     return false
   end
   local id, wf, reason = req.claim_id, req.workflow_id, 'All phases complete.'
   redis.call('HSET', KEYS[24], 'status', 'complete', 'rev', tostring((tonumber(c[5] or '0') or 0) + 1),
     'updated_at_ms', ts_s, 'completion_reason', reason)
   unschedule({claim = 24, active = 25, timers = 21, waiting = 27, running = 26, queue = 12}, id,
-    wait_member(redis.call('HGET', KEYS[7], 'started_at_ms'), id), ts)
+    wait_member(w[2], id), ts)
   emit(KEYS[6], req.claim_channel, 'claim_transitioned', ts, {
     'claim_id', id, 'workflow_id', wf, 'from', 'pending_exclusive', 'to', 'complete'})
   emit(KEYS[6], req.claim_channel, 'claim_completed', ts, {
@@ -252,7 +267,7 @@ local function complete_claim()
   -- (complete_workflow.lua) when it reads the queue entry.
   local ended = '0'
   if may(KEYS[7], 'end_workflow') then
-    if close_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
+    if close_running_item(KEYS[7], KEYS[6], req.workflow_channel, wf, ts, nil) then
       ended = '1'
     end
   elseif redis.call('HINCRBY', KEYS[7], 'open_items', -1) <= 0 then

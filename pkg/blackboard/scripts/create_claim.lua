@@ -161,6 +161,6 @@ emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
   'status', req.status,
 })
 emit_all(KEYS[6], ts, req.events)
-deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), redis.call('HGET', KEYS[7], 'started_at_ms'))
+deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), KEYS[7])
 
 return {'OK', req.id, tostring(ts)}

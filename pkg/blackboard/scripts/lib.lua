@@ -92,20 +92,27 @@ local function wait_member(age, rest)
   return string.format('%013d', tonumber(age or 0) or 0) .. ':' .. rest
 end
 
--- agent_capacity returns how many grants agent may hold at once, or -1
--- for no limit.
-local function agent_capacity(g, ts)
+-- agent_limit returns the agent's max_concurrent (0: no limit) and how
+-- long a replica counts as live, in one read of the capacity HASH.
+local function agent_limit(g)
   local v = redis.call('HMGET', KEYS[g.capacity], g.agent, '_replica_ttl_ms')
-  local limit = tonumber(v[1] or '0') or 0
-  if limit <= 0 then
-    return -1
+  return tonumber(v[1] or '0') or 0, tonumber(v[2] or '10000') or 10000
+end
+
+-- agent_full reports whether the agent holding n grants is at its
+-- capacity: limit (> 0) times its live replicas (at least one). Below
+-- limit it has room whatever the replicas, so they are only counted when
+-- n reaches it (issue 34: a grant and a result used to count them every
+-- time).
+local function agent_full(g, ts, limit, ttl, n)
+  if n < limit then
+    return false
   end
-  local ttl = tonumber(v[2] or '10000') or 10000
   local live = redis.call('ZCOUNT', KEYS[g.replicas], ts - ttl, '+inf')
   if live < 1 then
     live = 1
   end
-  return limit * live
+  return n >= limit * live
 end
 
 -- field_of returns the value of name in a flat k1, v1, ... list.
@@ -137,19 +144,19 @@ local function push_inbox(key, channel, fields, ts)
 end
 
 -- refill hands the agent's waiting grants to its inbox while it has free
--- slots and the instance is not paused.
+-- slots and the instance is not paused. With no grant waiting (the usual
+-- case: a result or a release frees a slot nobody waits for) it reads
+-- nothing else.
 local function refill(g, ts)
-  if redis.call('HEXISTS', KEYS[g.control], 'paused') == 1 then
+  local top = redis.call('ZRANGE', KEYS[g.waiting], 0, 0)
+  if #top == 0 or redis.call('HEXISTS', KEYS[g.control], 'paused') == 1 then
     return
   end
-  local cap = agent_capacity(g, ts)
+  local limit, ttl = agent_limit(g)
   local running = KEYS[g.running]
-  while true do
-    if cap >= 0 and redis.call('ZCARD', running) >= cap then
-      return
-    end
-    local top = redis.call('ZRANGE', KEYS[g.waiting], 0, 0)
-    if #top == 0 then
+  local check = nil
+  while #top > 0 do
+    if limit > 0 and agent_full(g, ts, limit, ttl, redis.call('ZCARD', running)) then
       return
     end
     redis.call('ZREM', KEYS[g.waiting], top[1])
@@ -159,11 +166,14 @@ local function refill(g, ts)
     redis.call('ZADD', running, ts, claim)
     -- The lease check of a grant counts from its delivery, not from the
     -- grant: make sure the claim's timer looks at it in time.
-    local check = tonumber(redis.call('HGET', KEYS[g.capacity], '_lease_check_ms') or '0') or 0
+    if check == nil then
+      check = tonumber(redis.call('HGET', KEYS[g.capacity], '_lease_check_ms') or '0') or 0
+    end
     if check > 0 then
       redis.call('ZADD', KEYS[g.timers], 'LT', ts + check, claim)
     end
     push_inbox(KEYS[g.inbox], m.channel, m.fields, ts)
+    top = redis.call('ZRANGE', KEYS[g.waiting], 0, 0)
   end
 end
 
@@ -178,9 +188,10 @@ end
 -- names its stream by index into KEYS, so no key is ever built here. A
 -- gated grant beyond its agent's capacity (or while the instance is
 -- paused) waits instead, scored by score (minus the claim's priority) and
--- age (its workflow's start). A grant for a claim the agent already holds
--- a slot for (a re-grant after a lost lease) always goes through.
-local function deliver(inbox, ts, score, age)
+-- age (its workflow's start, read from the workflow HASH wf_key only
+-- then). A grant for a claim the agent already holds a slot for (a
+-- re-grant after a lost lease) always goes through.
+local function deliver(inbox, ts, score, wf_key)
   if inbox == nil or inbox == cjson.null then
     return
   end
@@ -191,15 +202,20 @@ local function deliver(inbox, ts, score, age)
       local claim = field_of(m.fields, 'claim_id')
       local running = KEYS[g.running]
       if redis.call('ZSCORE', running, claim) == false then
-        local cap = agent_capacity(g, ts)
-        local paused = redis.call('HEXISTS', KEYS[g.control], 'paused') == 1
-        local queued = redis.call('ZCARD', KEYS[g.waiting])
-        if paused or (cap >= 0 and (redis.call('ZCARD', running) >= cap or queued > 0)) then
-          -- Behind the agent's capacity (or behind grants already
-          -- waiting for it): wait in priority order.
+        local wait = redis.call('HEXISTS', KEYS[g.control], 'paused') == 1
+        if not wait then
+          local limit, ttl = agent_limit(g)
+          -- Behind the agent's capacity, or behind grants already
+          -- waiting for it.
+          wait = limit > 0 and (redis.call('ZCARD', KEYS[g.waiting]) > 0 or
+            agent_full(g, ts, limit, ttl, redis.call('ZCARD', running)))
+        end
+        if wait then
+          -- Wait in priority order.
           go = false
           redis.call('ZADD', KEYS[g.waiting], tonumber(score or 0) or 0,
-            wait_member(age, cjson.encode({fields = m.fields, channel = m.channel})))
+            wait_member(redis.call('HGET', wf_key, 'started_at_ms'),
+              cjson.encode({fields = m.fields, channel = m.channel})))
           refill(g, ts)
         else
           redis.call('ZADD', running, ts, claim)
@@ -229,43 +245,57 @@ local function enqueue(queue, name, fields)
   redis.call(unpack(args))
 end
 
--- end_workflow moves a running workflow to a final status and announces it
--- once. Every end is also queued for the orchestrator, which counts it
--- (workflows_ended_total, completed ones included) and, for a workflow
--- that failed or was cancelled, ends its open claims; a nil queue leaves
--- that to the caller (it counts the end itself). Returns true when this
--- call ended it.
-local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
-  if redis.call('HGET', wf_key, 'status') ~= 'running' then
-    return false
-  end
+-- finish_workflow moves a workflow the caller has just seen running (in
+-- the same script) to a final status and announces it. Every end is also
+-- queued for the orchestrator, which counts it (workflows_ended_total,
+-- completed ones included) and, for a workflow that failed or was
+-- cancelled, ends its open claims; a nil queue leaves that to the caller
+-- (it counts the end itself).
+local function finish_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
   redis.call('HSET', wf_key, 'status', status, 'ended_at_ms', tostring(ts), 'outcome', reason)
   emit(stream, channel, 'workflow_completed', ts,
     {'workflow_id', wf_id, 'status', status, 'reason', reason})
   if queue ~= nil then
     enqueue(queue, 'workflow_completed', {'workflow_id', wf_id, 'status', status, 'ts', tostring(ts)})
   end
+end
+
+-- end_workflow is finish_workflow for a workflow that may have ended
+-- already: it ends it once. Returns true when this call ended it.
+local function end_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
+  if redis.call('HGET', wf_key, 'status') ~= 'running' then
+    return false
+  end
+  finish_workflow(wf_key, stream, channel, wf_id, status, reason, ts, queue)
   return true
 end
 
--- close_item decrements a running workflow's open items and completes the
--- workflow when nothing is left open; returns true when it did. The
--- outcome names the branches that ended by configuration (chain_ends,
--- written by transition_claim), so a completion never hides them.
+-- close_running_item decrements the open items of a workflow the caller
+-- has just seen running (in the same script) and completes it when
+-- nothing is left open; returns true when it did. The outcome names the
+-- branches that ended by configuration (chain_ends, written by
+-- transition_claim), so a completion never hides them.
+local function close_running_item(wf_key, stream, channel, wf_id, ts, queue)
+  local open = redis.call('HINCRBY', wf_key, 'open_items', -1)
+  if open > 0 then
+    return false
+  end
+  local outcome = 'all work complete'
+  local ends = redis.call('HGET', wf_key, 'chain_ends')
+  if ends then
+    outcome = outcome .. '; chain ends by configuration: ' .. ends
+  end
+  finish_workflow(wf_key, stream, channel, wf_id, 'completed', outcome, ts, queue)
+  return true
+end
+
+-- close_item is close_running_item for a workflow that may have ended
+-- already (then it does nothing and returns false).
 local function close_item(wf_key, stream, channel, wf_id, ts, queue)
   if redis.call('HGET', wf_key, 'status') ~= 'running' then
     return false
   end
-  local open = redis.call('HINCRBY', wf_key, 'open_items', -1)
-  if open <= 0 then
-    local outcome = 'all work complete'
-    local ends = redis.call('HGET', wf_key, 'chain_ends')
-    if ends then
-      outcome = outcome .. '; chain ends by configuration: ' .. ends
-    end
-    return end_workflow(wf_key, stream, channel, wf_id, 'completed', outcome, ts, queue)
-  end
-  return false
+  return close_running_item(wf_key, stream, channel, wf_id, ts, queue)
 end
 
 -- unschedule takes a claim that reached a final status out of the

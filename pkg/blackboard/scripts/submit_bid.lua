@@ -126,7 +126,7 @@ local function grant_now(req, expected, bids, ts)
     gate = {agent = req.agent, inbox = 14, running = 15, waiting = 16, replicas = 17,
       capacity = 12, control = 11, timers = 8},
   }}
-  deliver(inbox, ts, -(tonumber(c[4] or '0') or 0), redis.call('HGET', KEYS[6], 'started_at_ms'))
+  deliver(inbox, ts, -(tonumber(c[4] or '0') or 0), KEYS[6])
   return nil
 end
 
@@ -197,10 +197,14 @@ if redis.call('HLEN', KEYS[1]) < commas + 1 then
   return {'OK', 'waiting'}
 end
 local expected = cjson.decode(claim[2])
-local bids = redis.call('HMGET', KEYS[1], unpack(expected))
-for _, v in ipairs(bids) do
-  if not v then
-    return {'OK', 'waiting'}
+local bids = {req.bid}
+if #expected ~= 1 or expected[1] ~= req.agent then
+  -- (A single expected bidder is this agent, whose bid was just stored.)
+  bids = redis.call('HMGET', KEYS[1], unpack(expected))
+  for _, v in ipairs(bids) do
+    if not v then
+      return {'OK', 'waiting'}
+    end
   end
 end
 local fallback = grant_now(req, expected, bids, ts)

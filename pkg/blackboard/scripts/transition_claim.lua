@@ -216,7 +216,7 @@ if req.queue ~= nil and req.queue ~= cjson.null then
     enqueue(KEYS[9], q.name, f)
   end
 end
-deliver(req.inbox, ts, -prio, redis.call('HGET', KEYS[4], 'started_at_ms'))
+deliver(req.inbox, ts, -prio, KEYS[4])
 
 if req.fail_workflow then
   local status = req.workflow_status
