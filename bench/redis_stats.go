@@ -54,7 +54,7 @@ func (s redisStats) Sub(prev redisStats) redisStats {
 // readRedisStats takes one snapshot with a single INFO command.
 //
 // The harness reads INFO with go-redis directly: it is an operator's
-// diagnostic, not blackboard data, so it has no place in pkg/blackboard.
+// diagnostic, not blackboard data, so it has no place in internal/blackboard.
 func readRedisStats(ctx context.Context, rdb *redis.Client) (redisStats, error) {
 	text, err := rdb.Info(ctx, "stats", "commandstats", "cpu").Result()
 	if err != nil {

@@ -229,7 +229,7 @@ func (c *proxyConn) finishTurn() {
 	c.clientTurn, c.shape = false, nil
 }
 
-// scriptOfFunction is the script a function of pkg/blackboard's library
+// scriptOfFunction is the script a function of internal/blackboard's library
 // runs: fn without its "sett_<16 hex digits>_" library prefix.
 func scriptOfFunction(fn string) string {
 	const prefix = len("sett_") + 16 + 1
@@ -240,7 +240,7 @@ func scriptOfFunction(fn string) string {
 }
 
 // commandLabel names a command for shapes: the lower-case command, the
-// script name for EVALSHA and FCALL (pkg/blackboard's functions are
+// script name for EVALSHA and FCALL (internal/blackboard's functions are
 // sett_<16 hex digits>_<script>), and "(block)" for blocking stream reads.
 func commandLabel(args []string, scripts map[string]string) string {
 	if len(args) == 0 {

@@ -285,11 +285,11 @@ func loadAvg() string {
 }
 
 // loadScriptNames computes the digest of each blackboard script the way
-// pkg/blackboard loads it (lib.lua, a newline, the script) so that
+// internal/blackboard loads it (lib.lua, a newline, the script) so that
 // EVALSHA calls can be named. A digest that does not match (the loader
 // changed) only makes shapes show the digest instead of the name.
 func loadScriptNames(root string) (map[string]string, error) {
-	dir := filepath.Join(root, "pkg", "blackboard", "scripts")
+	dir := filepath.Join(root, "internal", "blackboard", "scripts")
 	lib, err := os.ReadFile(filepath.Join(dir, "lib.lua"))
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)

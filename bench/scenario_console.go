@@ -19,8 +19,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/console"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // consoleToken is the access token of the bench's consoles.

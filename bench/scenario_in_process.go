@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/cub"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // benchPayload is the payload of the artefacts the in-process scenarios

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // Artefact types the no-op tools write.

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/fakellm"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // llmAgent times the LLM agent's own overhead per call (agents/llm, the

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // idleAndHop5 observes a fresh stack of five agents idle for the idle

@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/daemonproc"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // recovery times how long work stalls when the orchestrator crashes and

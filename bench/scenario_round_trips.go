@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // roundTrips counts, in an untimed pass, what one claim of the hop

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // How cost grows (issue 34): the hop and the throughput of a fresh goal

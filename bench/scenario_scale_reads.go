@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/vault"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // scaleReads (issue 34): the reads a person runs against a big instance —

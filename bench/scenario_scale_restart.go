@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/daemonproc"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // scaleRestart (issue 34): the orchestrator is killed with SIGKILL while

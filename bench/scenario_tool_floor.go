@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // toolFloor times what no coordination can save: internal/tool.Run (what

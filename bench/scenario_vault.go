@@ -11,11 +11,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/metrics"
 	"github.com/settdev/sett/internal/orchestrator"
 	"github.com/settdev/sett/internal/vault"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // vaultLatency times the vault bridge with an orchestrator in

@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // agentSpec is one agent of a stack's sett.yml, running the no-op tool.

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/orchestrator"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // check reads the invariants from Redis (and the tools' stamps), then runs

@@ -12,9 +12,9 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/runtime/docker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestFrozenControllerCubsWorkerIsGoneBeforeTheReGrant: the cub of a

@@ -23,9 +23,9 @@ import (
 	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/runtime/docker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // controllerYAML runs every agent that does work as a controller. Each

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/runtime/docker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // A tool that fails inside its container becomes a Failure artefact

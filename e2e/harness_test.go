@@ -18,12 +18,12 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/docker"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Images the tests run; `make images` builds them.

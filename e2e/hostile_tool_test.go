@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // hostileReport is what the hostile tool

@@ -13,8 +13,8 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/fakellm"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // llmPipeline is a planner and a reviewer, both sett-agent-llm, asking the

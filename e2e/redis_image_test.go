@@ -11,9 +11,9 @@ import (
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/eventually"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // The Redis image `make images` builds from the host's redis-server (a

@@ -11,8 +11,8 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // The orchestrator container restarts while a tool runs; the workflow

@@ -11,9 +11,9 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/docker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // pipeline takes a goal through every phase and the feedback loop: the

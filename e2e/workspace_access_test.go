@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/runtime/docker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // A 0700 workspace (what mktemp -d makes) that the containers' user cannot

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestACLUsersThroughTheScripts runs, as each ACL user of an instance on a

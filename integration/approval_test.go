@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // gated is a planner whose Plans wait for a human, and a coder that acts

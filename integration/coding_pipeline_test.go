@@ -14,10 +14,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/cub"
 	"github.com/settdev/sett/internal/fakellm"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // codingBinaries builds sett-agent-llm and sett-coder into a directory

@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // consoleGoal carries markup that would run if the console did not escape

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestCubDrainsOnSIGTERM sends a real SIGTERM to a real cub while its tool

@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // slowPipeline is the three-phase pipeline with a coder that takes a

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // reviewLoop is a planner whose Plan is reviewed by reviewer (with the

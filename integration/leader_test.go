@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func TestSecondOrchestratorStaysPassive(t *testing.T) {

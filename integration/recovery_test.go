@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // firstRunHangs is a tool that hangs on its first run (leaving a marker)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // seed003Pipeline is examples/seed003-pipeline.yml with the given agents'

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // stageTool is a scripted reviewer: "sh tool.sh AGENT MODE SEVERITY"

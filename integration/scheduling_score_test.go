@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/cli"
 	"github.com/settdev/sett/internal/priority"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // settCLI runs `sett args...` in process against the stack's instance and

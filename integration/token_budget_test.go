@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/fakellm"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // loopScript makes a writer and a reviewer loop for ever: every document

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/internal/vault"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // goalsOfFile counts the goals a vault task file started.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/stacktest"
 	"github.com/settdev/sett/internal/vault"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // vaultConfig is approvalConfig with a vault in the workspace's vault/

@@ -12,7 +12,7 @@
 // appends to the event log (XADD), and neither can write the leader lease
 // or the epoch. What a script does beyond single writes (lead, end a
 // workflow, decide, pause, retry, purge) is a privilege the script checks
-// (see the Priv constants and pkg/blackboard/scripts/lib.lua).
+// (see the Priv constants and internal/blackboard/scripts/lib.lua).
 //
 // The rules are plain `ACL SETUSER` arguments, so the runtimes apply them
 // to the Redis they start and `sett acl print` hands them to the operator of

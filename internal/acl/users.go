@@ -40,7 +40,7 @@ type User struct {
 }
 
 // Privileges are what a script checks its caller may do, beyond the keys
-// it may write (pkg/blackboard/scripts/lib.lua refuse_unless): a user
+// it may write (internal/blackboard/scripts/lib.lua refuse_unless): a user
 // holds privilege p when it may SET <prefix>privilege:<p>, a key nothing
 // writes.
 const (
@@ -116,7 +116,7 @@ var maintenance = []string{
 // No user gets FUNCTION or FCALL: a Functions library is server-wide and
 // keyless, so a user allowed to load one could replace code that other
 // users run under their rights. A client connecting as a named user runs
-// the scripts by EVALSHA (pkg/blackboard/scripts.go).
+// the scripts by EVALSHA (internal/blackboard/scripts.go).
 func Users(instance string, hashTag bool, agents []string) []User {
 	prefix := "sett:" + instance + ":"
 	if hashTag {

@@ -9,8 +9,8 @@ package bidding
 import (
 	"path"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Rules are one agent's bidding rules. The zero value bids nothing useful:

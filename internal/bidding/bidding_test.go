@@ -3,7 +3,7 @@ package bidding
 import (
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestStatic(t *testing.T) {

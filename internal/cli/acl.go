@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func newACLCmd(app *App) *cobra.Command {

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Exit codes of `sett` (documented in docs/guide.md).

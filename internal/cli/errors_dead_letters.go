@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // DeadLetterView is one dead letter as `sett errors -o json` prints it:

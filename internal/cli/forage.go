@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/priority"
 	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // forageOptions are the flags of `sett forage`.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/termsafe"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // workflowProgress is what `forage --wait` knows about one workflow, built

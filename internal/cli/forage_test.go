@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 var workflowLine = regexp.MustCompile(`(?m)^workflow  ([0-9a-f-]{36})$`)

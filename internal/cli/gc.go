@@ -8,10 +8,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/orchestrator"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // gcView is `sett gc -o json`.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestGCDryRunThenPass(t *testing.T) {

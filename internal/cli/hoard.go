@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // hoardMaxPages bounds a filtered listing: filters the index cannot apply

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // showClaimInstead answers `sett hoard ID` when ID is not an artefact but

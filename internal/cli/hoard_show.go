@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/termsafe"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // artefactView is everything `sett hoard ID` shows about one artefact; it

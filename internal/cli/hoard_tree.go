@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/provenance"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // loadWorkflowArtefacts reads every artefact of a workflow, oldest first.

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/termsafe"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func newLearningsCmd(app *App) *cobra.Command {

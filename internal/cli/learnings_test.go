@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/learningsfile"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestLearningsIncludesHandWritten: what a person wrote into

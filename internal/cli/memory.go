@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/termsafe"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // memoryView is what `sett memory -o json` prints.

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/termsafe"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // colour is an SGR colour code. Every code is two digits so that each

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // checkFormat refuses an -o value that is not one of allowed.

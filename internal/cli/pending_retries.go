@@ -8,8 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // pendingRetryView is one failed attempt whose retry waits for its

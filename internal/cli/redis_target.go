@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redisconn"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // redisTarget is an external Redis named by services.redis of sett.yml —

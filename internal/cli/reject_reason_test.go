@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // TestRejectWithoutAReasonNeedsALearner: `sett reject ID` without

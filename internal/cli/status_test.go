@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // statusFixture is an instance with a leader, agents in every state, and

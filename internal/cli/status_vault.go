@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // vaultView is the vault bridge's health as `sett status` and `sett

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // maxStatusWorkflows bounds the running workflows `sett status` lists.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // evil is text a tool or a user could write: clear the screen, write the

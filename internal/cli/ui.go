@@ -15,9 +15,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/console"
 	"github.com/settdev/sett/internal/instance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // uiOptions are the flags of `sett ui`.

@@ -15,11 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/termsafe"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // DefaultRuntime is the runtime `sett up` uses without --runtime.

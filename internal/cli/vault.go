@@ -12,10 +12,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/scaffold"
 	"github.com/settdev/sett/internal/vault"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func newVaultCmd(app *App) *cobra.Command {

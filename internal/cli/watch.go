@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Test seams of `sett watch`. They let a test act at exact points of the

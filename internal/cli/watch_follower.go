@@ -10,7 +10,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // Defaults of eventFollower.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/console"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // aclClient creates the instance's ACL user of role on the shared server

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // decide records an approval decision through blackboard.DecideApproval,

@@ -8,5 +8,5 @@
 // needs the access token (query, cookie or bearer header); writes need a
 // same-origin request carrying the session's CSRF token; a read-only
 // console serves no action at all. Every decision and control action goes
-// through the same pkg/blackboard calls the CLI uses.
+// through the same internal/blackboard calls the CLI uses.
 package console

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // keepAlive is how often an idle event stream sends a comment, so

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // waitChange waits (with a deadline) until l holds a change of workflow wf.

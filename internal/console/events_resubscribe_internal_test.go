@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func TestAPageThatComesBackAfterTheLastLeftStillHearsChanges(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func (c *Console) funcs() template.FuncMap {

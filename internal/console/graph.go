@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/provenance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Graph layout, in SVG user units.

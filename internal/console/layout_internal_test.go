@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/provenance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func TestSideBySide(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // pageSize is the number of workflows a list page shows.

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/provenance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Bounds of one workflow page.

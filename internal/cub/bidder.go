@@ -9,9 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Bidder decides an agent's bid on a claim with the agent's rules (package

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // ContextBuilder assembles a grant's context chain: breadth-first

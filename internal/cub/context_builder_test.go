@@ -6,8 +6,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // writer creates artefacts in one workflow for context tests.

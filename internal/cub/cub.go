@@ -11,8 +11,8 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/writeretry"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Version is reported in the agent registration.

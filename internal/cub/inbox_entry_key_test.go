@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // A bid request and a grant with the same stream id (two streams, one

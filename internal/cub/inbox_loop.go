@@ -9,9 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/writeretry"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // maxConcurrentBids bounds bid decisions in flight (bid scripts included).

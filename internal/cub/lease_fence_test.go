@@ -8,9 +8,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // A cub cut off from Redis stops its tools at once (no grace) before

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // LeaseKeeper heartbeats the agent and renews the work lease of every grant

@@ -3,10 +3,10 @@ package cub
 import (
 	"encoding/json"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Memory-first input (the memory and review design). A tool receives the workflow's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/retrypolicy"
@@ -20,7 +21,6 @@ import (
 	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
 	"github.com/settdev/sett/internal/writeretry"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // FailureToolExecution is the type of the Failure artefact written when a

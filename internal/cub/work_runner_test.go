@@ -12,9 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // grantFixture is a granted claim on target for agent "me".

@@ -8,10 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/redisconn"
 	"github.com/settdev/sett/internal/writeretry"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Connect dials Redis, retrying with the project's backoff

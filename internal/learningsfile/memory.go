@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // FileName is the name of the file in the vault root.

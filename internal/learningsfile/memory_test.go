@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func learning(typ, title, text string) blackboard.Learning {

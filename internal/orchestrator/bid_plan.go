@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/settdev/sett/internal/bidding"
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // bidPlan is who is asked to bid on an artefact and who is not: live

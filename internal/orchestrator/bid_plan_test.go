@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/reviewpolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // testDirectory is a directory of agents (name → role) with live alive,

@@ -13,9 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/reviewpolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // phase is one of the three bidding phases, in the order they run.

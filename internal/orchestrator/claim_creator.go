@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // ClaimCreator gives every claimable artefact its one claim and asks the

@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"context"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // CompleteDue completes a workflow whose last open item a claim's result

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/escalation"
 	"github.com/settdev/sett/internal/retrypolicy"
 	"github.com/settdev/sett/internal/reviewpolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Config is the whole orchestrator's configuration, with defaults already

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // This file holds the claim lifecycle's consensus rules as pure functions:

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestDecideConsensus(t *testing.T) {

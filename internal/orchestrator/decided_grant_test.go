@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/bidding"
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // TestRuleDecidedGrantNeverTakenFailsNamingTheAgent: with the default

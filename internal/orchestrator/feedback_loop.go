@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/reviewpolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Failure artefact types the orchestrator writes.

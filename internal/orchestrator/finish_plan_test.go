@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestClaimsCarryAFinishPlan: the claim the creator makes lets its

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/retrypolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // bidAsCub answers agent's bid request on the claim through its inbox,

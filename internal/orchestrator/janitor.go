@@ -7,8 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Retention is what the janitor keeps (retention in sett.yml).

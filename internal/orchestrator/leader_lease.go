@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // LeaderLease keeps this orchestrator's claim on leadership. Only the

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Learning from rejections (the learning loop). Every human rejection

@@ -5,8 +5,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/learningsfile"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // LearningsPublisher keeps what tools receive as memory.learnings in step

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/escalation"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Orchestrator is the coordination daemon of one instance. Build it with

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/reviewpolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // phaseBoundary is what the orchestrator reads when every granted agent

@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/settdev/sett/internal/bidding"
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // maxCachedPlans bounds planCache: artefact types are the user's, so the

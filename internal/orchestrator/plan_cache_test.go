@@ -9,8 +9,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/settdev/sett/internal/bidding"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // TestPlanCacheFollowsTheLiveSet: a claim's bid plan is computed once per

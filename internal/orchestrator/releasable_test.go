@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestReleasableClaims(t *testing.T) {

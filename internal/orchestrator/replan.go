@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
 	"github.com/settdev/sett/internal/reviewpolicy"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Replans (issue 28, review_clusters.<name>.on_error: replan): a review

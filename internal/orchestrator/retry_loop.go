@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/retrypolicy"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Retries. When a granted agent delivers a Failure, its retry

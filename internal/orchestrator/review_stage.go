@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // skippedGrant is the grant token of a reviewer whose grant was withdrawn

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // maxTimerSleep bounds how long the timer loop sleeps without looking, so

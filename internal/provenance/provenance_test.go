@@ -3,7 +3,7 @@ package provenance
 import (
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestDecisionOutcome(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // ErrTLS is returned when a TLS file cannot be read or used.

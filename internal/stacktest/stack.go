@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/daemonproc"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Stack is one Sett instance under test: its sett.yml, a workspace

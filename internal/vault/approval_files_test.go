@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestApprovalFiles(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // Approval file values of approval_status.

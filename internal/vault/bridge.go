@@ -15,9 +15,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/priority"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Options configure a Bridge (vault in sett.yml, defaults applied).

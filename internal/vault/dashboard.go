@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/learningsfile"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // DashboardData is what Dashboard.md shows.

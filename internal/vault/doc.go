@@ -4,7 +4,7 @@
 //
 // The vault is a projection, never the source of truth: the Bridge, run
 // by the leading orchestrator only, turns task files into goals and file
-// moves into approval decisions through pkg/blackboard, and rewrites
+// moves into approval decisions through internal/blackboard, and rewrites
 // every other file from Redis; Rebuild regenerates them all. The Bridge
 // is the one writer of every file it produces, and each write is atomic
 // (renameio: temp file, fsync, rename).

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/failpoint"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Task states written to a task file's `state`.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/learningsfile"
 	"github.com/settdev/sett/internal/memory"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // vaultState is what the bridge remembers between runs about its own

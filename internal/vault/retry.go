@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // Retries driven from the vault (issue 27, item 3).

@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/priority"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Ignored reports whether a file name is none of the vault's business:

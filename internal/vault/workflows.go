@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // maxOutcomePayload bounds each final artefact's payload copied into a

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 // Waits between attempts: 50 ms growing to at most 1 s, so that a write

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settdev/sett/pkg/blackboard"
+	"github.com/settdev/sett/internal/blackboard"
 )
 
 func TestUntil(t *testing.T) {

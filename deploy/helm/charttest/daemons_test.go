@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // container is the part of a rendered Deployment's container the daemons

@@ -6,8 +6,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/metrics"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // vaultReporter makes the vault bridge's failures visible beyond the log:

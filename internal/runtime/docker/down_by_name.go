@@ -9,8 +9,8 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // DownByName is Down for an instance that has no record: one whose

@@ -12,9 +12,9 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // Component states that List reports (the local runtime's words).

@@ -12,10 +12,10 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/worker"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // stackPlan is everything Up creates for an instance, decided before

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/instance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // DownByName is Down for an instance that has no record: one whose

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/cli"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
@@ -18,7 +19,6 @@ import (
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/local"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // twoAgents is a writer that turns a goal into a plan and a reviewer that

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // hostileReport is what testdata/hostile answers.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
@@ -23,7 +24,6 @@ import (
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/local"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // snoopScript is a tool that tries every ordinary way to the Redis

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/runtime/local"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // No tool outlives its lease: with its cub frozen by SIGSTOP, a tool that

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/runtime/local"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 func TestUpRunsEveryComponentAndDownKeepsTheData(t *testing.T) {

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/eventually"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redistest"
 	"github.com/settdev/sett/internal/runtime"
 	"github.com/settdev/sett/internal/stacktest"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 // failoverAgents is a three-phase pipeline whose coder takes a second, so

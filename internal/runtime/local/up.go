@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/acl"
+	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
-	"github.com/settdev/sett/pkg/blackboard"
 )
 
 const (
