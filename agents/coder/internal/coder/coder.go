@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/settdev/sett/agents/internal/prompt"
-	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/textcut"
 	"github.com/settdev/sett/internal/tool"
+	toolio "github.com/settdev/sett/pkg/tool"
 )
 
 // Commit trailers that tie a commit to its claim.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settdev/sett/agents/internal/toolio"
+	toolio "github.com/settdev/sett/pkg/tool"
 )
 
 // gitTimeout bounds one git command (a checkout of a large tree included).

@@ -13,12 +13,12 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/settdev/sett/agents/internal/prompt"
-	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/agents/llm/internal/answer"
 	"github.com/settdev/sett/agents/llm/internal/provider"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/tool"
+	toolio "github.com/settdev/sett/pkg/tool"
 )
 
 // Agent runs the LLM tool once. Config is required; the other fields may

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/agents/internal/toolio"
 	"github.com/settdev/sett/agents/llm/internal/answer"
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/tool"
+	toolio "github.com/settdev/sett/pkg/tool"
 )
 
 // TestMemoryOf pins the memory sett-llm returns with each kind of answer,

@@ -1,4 +1,4 @@
-package toolio
+package tool
 
 import (
 	"encoding/json"
@@ -10,19 +10,18 @@ import (
 	"github.com/settdev/sett/internal/memory"
 	"github.com/settdev/sett/internal/readchannel"
 	"github.com/settdev/sett/internal/textcut"
-	"github.com/settdev/sett/internal/tool"
 )
 
 // ReadInput decodes the tool input from r (the cub writes one JSON
 // document on stdin). An unknown claim_type is an error: the tool would
 // not know what to answer.
-func ReadInput(r io.Reader) (tool.Input, error) {
-	var in tool.Input
+func ReadInput(r io.Reader) (Input, error) {
+	var in Input
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
-		return tool.Input{}, Permanent("cannot read the tool input on stdin (the cub writes one JSON document there): %v", err)
+		return Input{}, Permanent("cannot read the tool input on stdin (the cub writes one JSON document there): %v", err)
 	}
 	if !in.ClaimType.Valid() {
-		return tool.Input{}, Permanent("the tool input has claim_type %q; this tool handles %v", in.ClaimType, tool.AllClaimTypes())
+		return Input{}, Permanent("the tool input has claim_type %q; this tool handles %v", in.ClaimType, AllClaimTypes())
 	}
 	return in, nil
 }
@@ -38,10 +37,10 @@ type Answer struct {
 	Summary         string `json:"summary,omitempty"`
 	StructuralType  string `json:"structural_type,omitempty"`
 	// Usage is what the model calls of this claim cost; nil when none.
-	Usage *tool.Usage `json:"usage,omitempty"`
+	Usage *Usage `json:"usage,omitempty"`
 	// Memory is the agent memory of the tool contract (issue 28: every
 	// shipped agent leaves one); nil for none (learnings).
-	Memory *memory.AgentMemory `json:"memory,omitempty"`
+	Memory *AgentMemory `json:"memory,omitempty"`
 }
 
 // MemoryText cuts s to one line of at most memory.MaxTextLen characters,
@@ -54,7 +53,7 @@ func MemoryText(s string) string {
 func WriteAnswer(w io.Writer, a Answer) error {
 	b, err := json.Marshal(a)
 	if err != nil {
-		return fmt.Errorf("toolio: encode answer: %w", err)
+		return fmt.Errorf("tool: encode answer: %w", err)
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
@@ -62,9 +61,9 @@ func WriteAnswer(w io.Writer, a Answer) error {
 
 // failureDoc is the contract's form of a failure the tool reports itself.
 type failureDoc struct {
-	Error     string      `json:"error"`
-	Retryable *bool       `json:"retryable,omitempty"`
-	Usage     *tool.Usage `json:"usage,omitempty"`
+	Error     string `json:"error"`
+	Retryable *bool  `json:"retryable,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
 }
 
 // WriteFailure prints err as {"error": ..., "retryable": ..., "usage": ...}
@@ -72,7 +71,7 @@ type failureDoc struct {
 // retryable; any other error leaves "retryable" out (the cub counts that
 // as transient). usage, when not nil, is what the claim cost before it
 // failed.
-func WriteFailure(w io.Writer, err error, usage *tool.Usage, red *Redactor) error {
+func WriteFailure(w io.Writer, err error, usage *Usage, red *Redactor) error {
 	doc := failureDoc{Error: red.Redact(err.Error()), Usage: usage}
 	if f, ok := AsFailure(err); ok {
 		r := f.Retryable
@@ -80,7 +79,7 @@ func WriteFailure(w io.Writer, err error, usage *tool.Usage, red *Redactor) erro
 	}
 	b, mErr := json.Marshal(doc)
 	if mErr != nil {
-		return fmt.Errorf("toolio: encode failure: %w", mErr)
+		return fmt.Errorf("tool: encode failure: %w", mErr)
 	}
 	_, wErr := w.Write(append(b, '\n'))
 	return wErr
@@ -94,7 +93,7 @@ func WriteFailure(w io.Writer, err error, usage *tool.Usage, red *Redactor) erro
 // verdict and findings the prompts use. An artefact that cannot be
 // fetched keeps a note in place of its payload, and the error is
 // returned (the work goes on with what there is).
-func FetchOmitted(in *tool.Input, socket string) error {
+func FetchOmitted(in *Input, socket string) error {
 	var errs []error
 	for i := range in.ContextChain {
 		a := &in.ContextChain[i]

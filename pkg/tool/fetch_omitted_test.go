@@ -1,4 +1,4 @@
-package toolio
+package tool
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/settdev/sett/internal/readchannel"
-	"github.com/settdev/sett/internal/tool"
 )
 
 // TestFetchOmittedPutsBackLongArtefacts runs a real read channel (as the
@@ -35,7 +34,7 @@ func TestFetchOmittedPutsBackLongArtefacts(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
-	in := tool.Input{ContextChain: []tool.Artefact{
+	in := Input{ContextChain: []Artefact{
 		{ID: "plan", StructuralType: "Standard", PayloadOmitted: true, PayloadBytes: len(plan), Sections: []string{"Plan"}},
 		{ID: "review", StructuralType: "Review", PayloadOmitted: true, PayloadBytes: 2},
 		{ID: "gone", StructuralType: "Standard", PayloadOmitted: true, PayloadBytes: 9000, Sections: []string{"Report"}},
@@ -55,7 +54,7 @@ func TestFetchOmittedPutsBackLongArtefacts(t *testing.T) {
 	}
 	// Outside a cub there is no socket: every omitted artefact keeps a
 	// note, and the error says why.
-	in = tool.Input{ContextChain: []tool.Artefact{{ID: "plan", StructuralType: "Standard", PayloadOmitted: true, PayloadBytes: 10}}}
+	in = Input{ContextChain: []Artefact{{ID: "plan", StructuralType: "Standard", PayloadOmitted: true, PayloadBytes: 10}}}
 	if err := FetchOmitted(&in, ""); err == nil || !strings.Contains(err.Error(), readchannel.EnvSocket) {
 		t.Errorf("without a socket: %v, want an error naming %s", err, readchannel.EnvSocket)
 	}

@@ -1,4 +1,4 @@
-package toolio
+package tool
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/settdev/sett/internal/tool"
+	cubtool "github.com/settdev/sett/internal/tool"
 )
 
 func TestWriteFailureIsAContractFailure(t *testing.T) {
 	red := NewRedactor("sk-secret-123456", "", "x")
-	usage := &tool.Usage{Model: "m", InputTokens: 3, OutputTokens: 4}
+	usage := &Usage{Model: "m", InputTokens: 3, OutputTokens: 4}
 	for _, tc := range []struct {
 		name          string
 		err           error
@@ -27,7 +27,7 @@ func TestWriteFailureIsAContractFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The cub parses a failing tool's stdout like this.
-			out, err := tool.ParseOutput(b.Bytes(), tool.ClaimTypeFeedback, 0)
+			out, err := cubtool.ParseOutput(b.Bytes(), ClaimTypeFeedback, 0)
 			if err != nil {
 				t.Fatalf("%s: %v", b.String(), err)
 			}
@@ -57,7 +57,7 @@ func TestRedactor(t *testing.T) {
 
 func TestReadInput(t *testing.T) {
 	in, err := ReadInput(strings.NewReader(`{"claim_type":"learn","workflow":{"goal":"g"}}`))
-	if err != nil || in.ClaimType != tool.ClaimTypeLearn || in.Workflow.Goal != "g" {
+	if err != nil || in.ClaimType != ClaimTypeLearn || in.Workflow.Goal != "g" {
 		t.Fatalf("in = %+v, %v", in, err)
 	}
 	for _, bad := range []string{`{"claim_type":"dance"}`, `not json`} {
