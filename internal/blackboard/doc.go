@@ -8,6 +8,10 @@
 // go-redis errors such as redis.Nil: they get the sentinel errors in
 // errors.go (ErrNotFound, ErrExists, ErrVersionConflict, ...).
 //
+// It is the engine: the orchestrator, the cubs and the sett command use
+// it directly. Programs outside Sett use the client API of
+// pkg/blackboard, a small facade over it.
+//
 // Keys are readable in redis-cli: `sett:<instance>:artefact:<id>` and so on
 // (see keys.go), or `sett:{<instance>}:...` with the hash-tag option so that
 // an instance lives in a single Redis Cluster slot.

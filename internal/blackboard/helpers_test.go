@@ -2,10 +2,7 @@ package blackboard_test
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"maps"
-	"os"
 	"testing"
 	"time"
 
@@ -19,27 +16,9 @@ import (
 // imports blackboard: an internal test package importing it would be an
 // import cycle. Everything they need is exported.
 
-// TestMain gives the package's examples a Redis of their own, as
-// SETT_REDIS_URL and SETT_INSTANCE (what a client of a running instance
-// reads); with -short, which promises to need nothing running, they are
-// skipped like the other tests that need Redis.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		_ = flag.Set("test.skip", "^Example")
-		redistest.Main(m)
-	}
-	srv, err := redistest.NewServer(redistest.ServerOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("SETT_REDIS_URL", srv.URL())
-	os.Setenv("SETT_INSTANCE", "examples")
-	code := redistest.Run(m)
-	srv.Stop()
-	os.Exit(code)
-}
+// TestMain stops the shared redis-server when the tests are done. The
+// runnable examples of the client API are in pkg/blackboard.
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // waitFor is how long a test waits for something it polls or receives.
 // It is a deadline, never a duration anything is asserted against.
