@@ -1,11 +1,10 @@
 package blackboard
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/settdev/sett/internal/blackboard"
+	"github.com/settdev/sett/internal/provenance"
 )
 
 // GetArtefact reads one artefact version. Errors: ErrNotFound.
@@ -52,38 +51,13 @@ func (c *Client) WorkflowClaims(ctx context.Context, workflowID string) ([]strin
 	return c.bb.WorkflowClaims(ctx, workflowID)
 }
 
-// workflowPage is how many artefacts WorkflowArtefacts reads at a time.
-const workflowPage = 500
-
 // WorkflowArtefacts returns every artefact of a workflow (all versions,
 // the goal included), oldest first: by CreatedAtMs, those of one
-// millisecond by id.
+// millisecond by id. It reads as `sett hoard` and the console do
+// (internal/provenance).
 func (c *Client) WorkflowArtefacts(ctx context.Context, workflowID string) ([]*Artefact, error) {
-	var all []*Artefact
-	q := PageQuery{WorkflowID: workflowID, Limit: workflowPage}
-	for {
-		page, err := c.bb.ListArtefacts(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		arts, err := c.bb.GetArtefacts(ctx, page.IDs)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range arts {
-			if a != nil { // purged between the two reads
-				all = append(all, a)
-			}
-		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
-	}
-	slices.SortFunc(all, func(a, b *Artefact) int {
-		return cmp.Or(cmp.Compare(a.CreatedAtMs, b.CreatedAtMs), cmp.Compare(a.ID, b.ID))
-	})
-	return all, nil
+	arts, _, err := provenance.LoadArtefacts(ctx, c.bb, workflowID, 0)
+	return arts, err
 }
 
 // FinalArtefacts returns a workflow's results: its artefacts that no
