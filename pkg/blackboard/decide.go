@@ -41,6 +41,8 @@ func (c *Client) Reject(ctx context.Context, artefactID, by, reason string) erro
 	return c.decide(ctx, artefactID, blackboard.ApprovalRejected, by, reason)
 }
 
+// decide records a decision through the channel `sett approve` and
+// `sett reject` use.
 func (c *Client) decide(ctx context.Context, artefactID string, d blackboard.ApprovalDecision, by, reason string) error {
 	return c.bb.DecideApproval(ctx, blackboard.Decision{
 		ArtefactID: artefactID, Decision: d, By: by, Channel: blackboard.ChannelCLI, Reason: reason,
