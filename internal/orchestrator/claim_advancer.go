@@ -191,12 +191,8 @@ func (a *ClaimAdvancer) AdvanceConsensus(ctx context.Context, ev blackboard.Even
 	return a.Advance(ctx, ev.ClaimID, ev.WorkflowID, false)
 }
 
-func (a *ClaimAdvancer) advance(ctx context.Context, claimID, workflowHint string, checkLeases bool) error {
-	return a.advanceRead(ctx, claimID, workflowHint, checkLeases, nil)
-}
-
-// advanceRead is advance, reading phaseIDs (artefacts the phase's end may
-// need) with the claim when given.
+// advanceRead reads the claim (with phaseIDs, artefacts the phase's end
+// may need, when given) and applies the step its state calls for.
 func (a *ClaimAdvancer) advanceRead(ctx context.Context, claimID, workflowHint string, checkLeases bool, phaseIDs []string) error {
 	var st *blackboard.ClaimState
 	var err error
@@ -217,7 +213,7 @@ func (a *ClaimAdvancer) advanceRead(ctx context.Context, claimID, workflowHint s
 	}
 	if st.Workflow.Status != blackboard.WorkflowRunning && !cl.IsLearn() {
 		reason := fmt.Sprintf("Terminated because workflow %s ended (%s): %s", blackboard.ShortID(cl.WorkflowID), st.Workflow.Status, st.Workflow.Outcome)
-		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, false, "",
+		return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimTerminated, reason, false, "",
 			a.event(blackboard.EventClaimTerminatedWorkflowEnded, cl, "", map[string]string{"reason": reason}))
 	}
 	switch cl.Status {
@@ -265,7 +261,7 @@ func (a *ClaimAdvancer) consensus(ctx context.Context, st *blackboard.ClaimState
 	if d.Step == stepEnd {
 		return a.deadEnd(ctx, st, d, bids, events)
 	}
-	return a.grantFrom(ctx, st, phaseReview, bids, d.Silent, events)
+	return a.grantFrom(ctx, st, phaseReview, bids, d.Silent, events, "")
 }
 
 // consensusInput gathers what decideConsensus reads from the claim, the
@@ -347,7 +343,7 @@ func (a *ClaimAdvancer) noAnswer(ctx context.Context, st *blackboard.ClaimState,
 	why := noAnswerReason(typ, missing, waited, a.dir.IsLive)
 	reason := "Terminated: " + why + "."
 	a.m.NoAnswer.Inc()
-	return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true, why,
+	return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimTerminated, reason, true, why,
 		a.event(blackboard.EventClaimTerminatedNoAnswer, cl, "", map[string]string{
 			"reason": reason, "agents": strings.Join(missing, ","), "type": typ}))
 }
@@ -399,18 +395,14 @@ func (a *ClaimAdvancer) deadEnd(ctx context.Context, st *blackboard.ClaimState, 
 	}
 	a.m.DeadEnds.WithLabelValues(kind).Inc()
 	t := blackboard.Transition{IgnoreBids: d.Silent, ChainEnd: note}
-	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
+	return a.finish(ctx, st, t, blackboard.ClaimComplete, reason, false, "",
 		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason, "chain_end": kind}))...)
 }
 
 // grantFrom grants the first phase at or after p that has bidders, or
-// completes the claim when none is left.
-func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event) error {
-	return a.grantFromWith(ctx, st, p, bids, silent, events, "")
-}
-
-// grantFromWith is grantFrom recording a review decision on the claim.
-func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event, decision string) error {
+// completes the claim when none is left; a non-empty decision records the
+// review stage's decision on the claim.
+func (a *ClaimAdvancer) grantFrom(ctx context.Context, st *blackboard.ClaimState, p phase, bids map[string]blackboard.Bid, silent []string, events []blackboard.Event, decision string) error {
 	cl := st.Claim
 	if p, agents, ok := nextPhase(p, bids); ok {
 		info := phaseInfo[p]
@@ -469,7 +461,7 @@ func (a *ClaimAdvancer) grantFromWith(ctx context.Context, st *blackboard.ClaimS
 	}
 	// No later phase has bidders: the phases that ran are all done.
 	t := blackboard.Transition{IgnoreBids: silent, Set: blackboard.ClaimPatch{ReviewDecision: decision}}
-	return a.finishWith(ctx, st, t, blackboard.ClaimComplete, allPhasesComplete, false, "",
+	return a.finish(ctx, st, t, blackboard.ClaimComplete, allPhasesComplete, false, "",
 		append(events, a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": allPhasesComplete}))...)
 }
 
@@ -494,7 +486,7 @@ func (a *ClaimAdvancer) goalDeadEnd(ctx context.Context, st *blackboard.ClaimSta
 	}
 	reason := "Terminated: " + why + "."
 	t := blackboard.Transition{IgnoreBids: d.Silent}
-	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, why,
+	return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, true, why,
 		append(events, a.event(blackboard.EventClaimTerminatedNoBids, cl, "", map[string]string{"reason": reason, "type": typ}))...)
 }
 
@@ -530,7 +522,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		case progressed:
 			// The claim changed (a retry stored, or a reviewer's failure
 			// made final): decide again from its new state.
-			return a.advance(ctx, cl.ID, cl.WorkflowID, false)
+			return a.advanceRead(ctx, cl.ID, cl.WorkflowID, false, nil)
 		}
 		for _, agent := range failed {
 			if !cl.Retries[agent].Final {
@@ -581,14 +573,14 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 		if err := a.mergeMemory(ctx, b, nil); err != nil {
 			return err
 		}
-		return a.grantFrom(ctx, st, phaseExclusive, st.Bids, nil, nil)
+		return a.grantFrom(ctx, st, phaseExclusive, st.Bids, nil, nil, "")
 	case blackboard.ClaimPendingAssignment:
 		if err := a.mergeMemory(ctx, b, nil); err != nil {
 			return err
 		}
 		out := b.outputs[cl.GrantedExclusiveAgent]
 		reason := fmt.Sprintf("Rework delivered as version %d: [%s]", out.Version, out.ID)
-		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
+		return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventArtefactReworked, cl, cl.GrantedExclusiveAgent, map[string]string{
 				"artefact_id": out.ID, "logical_id": out.LogicalID, "version": strconv.Itoa(out.Version),
 				"iteration": strconv.Itoa(cl.Iteration), "previous_id": cl.ArtefactID,
@@ -599,7 +591,7 @@ func (a *ClaimAdvancer) phase(ctx context.Context, st *blackboard.ClaimState, ch
 			return err
 		}
 		reason := allPhasesComplete
-		return a.finish(ctx, st, blackboard.ClaimComplete, reason, false, "",
+		return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimComplete, reason, false, "",
 			a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": reason}))
 	}
 }
@@ -675,7 +667,7 @@ func (a *ClaimAdvancer) checkLeases(ctx context.Context, st *blackboard.ClaimSta
 	if cl.Attempts >= a.cfg.MaxGrantAttempts {
 		reason := fmt.Sprintf("Terminated: no result from %s after %d grant attempts (work lease lost each time).",
 			strings.Join(lost, ", "), cl.Attempts)
-		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true, reason,
+		return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimTerminated, reason, true, reason,
 			a.event(blackboard.EventClaimTerminatedLeaseExhausted, cl, "", map[string]string{
 				"reason": reason, "agents": strings.Join(lost, ","), "attempts": strconv.Itoa(cl.Attempts),
 			}))
@@ -761,12 +753,9 @@ func (a *ClaimAdvancer) rearm(ctx context.Context, cl *blackboard.Claim, in time
 	return nil
 }
 
-// finish moves a claim to a final status, closing its workflow item.
-func (a *ClaimAdvancer) finish(ctx context.Context, st *blackboard.ClaimState, to blackboard.ClaimStatus, reason string, failWorkflow bool, failReason string, events ...blackboard.Event) error {
-	return a.finishWith(ctx, st, blackboard.Transition{}, to, reason, failWorkflow, failReason, events...)
-}
-
-func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimState, t blackboard.Transition, to blackboard.ClaimStatus, reason string, failWorkflow bool, failReason string, events ...blackboard.Event) error {
+// finish moves a claim to a final status with what t adds (zero for
+// nothing), closing its workflow item.
+func (a *ClaimAdvancer) finish(ctx context.Context, st *blackboard.ClaimState, t blackboard.Transition, to blackboard.ClaimStatus, reason string, failWorkflow bool, failReason string, events ...blackboard.Event) error {
 	cl := st.Claim
 	t.ClaimID, t.WorkflowID, t.From, t.Rev, t.To = cl.ID, cl.WorkflowID, cl.Status, cl.Rev, to
 	if to == blackboard.ClaimTerminated {
@@ -774,7 +763,7 @@ func (a *ClaimAdvancer) finishWith(ctx context.Context, st *blackboard.ClaimStat
 	} else {
 		t.Set.CompletionReason = reason
 	}
-	// A learn claim holds no item of its workflow (see learn_loop.go).
+	// A learn claim holds no item of its workflow (see advancer_learning.go).
 	t.CloseItem = !cl.IsLearn()
 	// The grants of the current phase end with the claim: their slots go
 	// to waiting grants and their leases are deleted, so a tool still

@@ -218,7 +218,7 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 				events = append(events, a.event(blackboard.EventReviewApproved, cl, agent, map[string]string{"review_id": b.outputs[agent].ID}))
 			}
 		}
-		return a.grantFromWith(ctx, st, phaseParallel, st.Bids, nil, events, line)
+		return a.grantFrom(ctx, st, phaseParallel, st.Bids, nil, events, line)
 	case reviewpolicy.OutcomeRework:
 		var rejections []*blackboard.Artefact
 		for _, agent := range d.Rejecting {
@@ -226,13 +226,13 @@ func (a *ClaimAdvancer) reviewOutcome(ctx context.Context, b *phaseBoundary) err
 				rejections = append(rejections, out)
 			}
 		}
-		return a.feedbackLoop(ctx, st, b.target, rejections, line, decision)
+		return a.rework(ctx, st, b.target, rejections, line, decision)
 	case reviewpolicy.OutcomeReplan:
 		return a.replan(ctx, b, cluster, d, decision)
 	default:
 		reason := "Terminated by the review policy: " + d.Reason
 		t := blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: line}}
-		return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, d.Reason, decision,
+		return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, true, d.Reason, decision,
 			a.event(blackboard.EventClaimTerminated, cl, "", map[string]string{"reason": reason, "rule": string(d.Rule)}))
 	}
 }

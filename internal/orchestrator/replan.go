@@ -123,7 +123,7 @@ func (a *ClaimAdvancer) replan(ctx context.Context, b *phaseBoundary, cluster re
 		}
 		reason := "Terminated by the review policy: " + why
 		t := blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: line}}
-		return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, why, decision,
+		return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, true, why, decision,
 			a.event(blackboard.EventClaimTerminated, cl, "", map[string]string{"reason": reason, "rule": string(d.Rule)}))
 	}
 	var reviewIDs []string
@@ -158,5 +158,5 @@ func (a *ClaimAdvancer) replan(ctx context.Context, b *phaseBoundary, cluster re
 	failpoint.Hit("replan-claim-created")
 	reason := fmt.Sprintf("Sent back for a replan to %s (%s v%d): %s", producer, upstream.Type, upstream.Version, d.Reason)
 	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID, ReviewDecision: line}}
-	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", decision)
+	return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", decision)
 }

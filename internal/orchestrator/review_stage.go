@@ -65,7 +65,7 @@ func (a *ClaimAdvancer) skipAdvisory(ctx context.Context, st *blackboard.ClaimSt
 	}
 	a.log.Warn().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Strs("agents", agents).
 		Str("event", string(blackboard.EventReviewSkipped)).Msg("advisory reviewers past their deadline; deciding without them")
-	return a.advance(ctx, cl.ID, cl.WorkflowID, false)
+	return a.advanceRead(ctx, cl.ID, cl.WorkflowID, false, nil)
 }
 
 // reviewBidders are the agents that bid review on the claim.

@@ -94,7 +94,7 @@ func (a *ClaimAdvancer) rejected(ctx context.Context, st *blackboard.ClaimState)
 	}
 	a.m.ApprovalsDecided.WithLabelValues(string(blackboard.ApprovalRejected)).Inc()
 	if a.claims.Approvals.OnReject == config.OnRejectRework {
-		return a.feedbackLoop(ctx, st, target, []*blackboard.Artefact{review}, "")
+		return a.rework(ctx, st, target, []*blackboard.Artefact{review}, "")
 	}
 	who := cl.Approval.By
 	if who == "" {
@@ -107,7 +107,7 @@ func (a *ClaimAdvancer) rejected(ctx context.Context, st *blackboard.ClaimState)
 	}
 	reason := fmt.Sprintf("Rejected by %s (%s): %s", who, cl.Approval.Channel, why)
 	end := blackboard.Transition{WorkflowStatus: blackboard.WorkflowRejected}
-	return a.finishWith(ctx, st, end, blackboard.ClaimTerminated, reason, true,
+	return a.finish(ctx, st, end, blackboard.ClaimTerminated, reason, true,
 		fmt.Sprintf("%s v%d rejected by %s: %s", target.Type, target.Version, who, why),
 		a.event(blackboard.EventClaimTerminatedRejected, cl, "", map[string]string{
 			"reason": reason, "review_id": review.ID, "by": cl.Approval.By, "channel": string(cl.Approval.Channel),
@@ -120,7 +120,7 @@ func (a *ClaimAdvancer) approvalExpired(ctx context.Context, st *blackboard.Clai
 	cl := st.Claim
 	waited := msDuration(cl.Approval.ExpiresAtMs - cl.Approval.RequestedAtMs)
 	reason := fmt.Sprintf("Terminated: nobody approved or rejected it within %s (approvals.timeout); needs human review.", waited)
-	err := a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+	err := a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimTerminated, reason, true,
 		fmt.Sprintf("approval of %s timed out after %s", blackboard.ShortID(cl.ArtefactID), waited),
 		a.event(blackboard.EventApprovalExpired, cl, "", map[string]string{
 			"reason": reason, "expires_at_ms": strconv.FormatInt(cl.Approval.ExpiresAtMs, 10),

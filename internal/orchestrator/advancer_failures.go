@@ -188,7 +188,7 @@ func (a *ClaimAdvancer) escalate(ctx context.Context, st *blackboard.ClaimState,
 	last := failures[len(failures)-1].ID
 	esc := a.event(blackboard.EventWorkflowEscalated, cl, agents[0], fields)
 	t := blackboard.Transition{Queue: []blackboard.Event{esc}}
-	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, true, strings.Join(short, "; "),
+	return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, true, strings.Join(short, "; "),
 		a.event(blackboard.EventClaimTerminatedAgentFailure, cl, agents[0], map[string]string{
 			"reason": reason, "failure_id": last, "failure_type": failures[0].Type,
 		}), esc)

@@ -19,7 +19,7 @@ const (
 	FailureBudget        = "BudgetExceeded"
 )
 
-// feedbackLoop handles a review phase with at least one rejection: it hands the target back to its producer with every rejecting review
+// rework handles a review phase with at least one rejection: it hands the target back to its producer with every rejecting review
 // in one feedback claim, or ends the claim with a Failure when the
 // iteration limit is reached or no agent can do the rework.
 //
@@ -31,7 +31,7 @@ const (
 //
 // decision is the review policy's decision that led here (recorded on the
 // claim), extra the events to record with the step.
-func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, rejections []*blackboard.Artefact, decision string, extra ...blackboard.Event) error {
+func (a *ClaimAdvancer) rework(ctx context.Context, st *blackboard.ClaimState, target *blackboard.Artefact, rejections []*blackboard.Artefact, decision string, extra ...blackboard.Event) error {
 	cl := st.Claim
 	reviewIDs := make([]string, len(rejections))
 	events := make([]blackboard.Event, 0, len(rejections)+len(extra)+2)
@@ -64,7 +64,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 		events = append(events, a.event(blackboard.EventClaimTerminatedMaxIterations, cl, "", map[string]string{
 			"reason": reason, "failure_id": failure, "iterations": strconv.Itoa(iteration), "limit": strconv.Itoa(limit),
 		}))
-		return a.finishWith(ctx, st, blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: decision}}, blackboard.ClaimTerminated, reason, true,
+		return a.finish(ctx, st, blackboard.Transition{Set: blackboard.ClaimPatch{ReviewDecision: decision}}, blackboard.ClaimTerminated, reason, true,
 			fmt.Sprintf("%s %s was still rejected after %d review iterations", target.Type, blackboard.ShortID(target.LogicalID), limit), events...)
 	}
 
@@ -84,7 +84,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 		events = append(events, a.event(blackboard.EventClaimTerminatedMissingAgent, cl, "", map[string]string{
 			"reason": reason, "failure_id": failure, "role": target.ProducedByRole,
 		}))
-		return a.finish(ctx, st, blackboard.ClaimTerminated, reason, true,
+		return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimTerminated, reason, true,
 			fmt.Sprintf("no agent is configured for role %s to rework %s", target.ProducedByRole, blackboard.ShortID(target.ID)), events...)
 	}
 
@@ -113,7 +113,7 @@ func (a *ClaimAdvancer) feedbackLoop(ctx context.Context, st *blackboard.ClaimSt
 	t := blackboard.Transition{Set: blackboard.ClaimPatch{FeedbackClaimID: feedbackID, ReviewDecision: decision}}
 	// The feedback claim already holds the workflow's open item for this
 	// work (AddsItem), so closing ours cannot end the workflow early.
-	return a.finishWith(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", events...)
+	return a.finish(ctx, st, t, blackboard.ClaimTerminated, reason, false, "", events...)
 }
 
 // writeFailure records an orchestrator Failure about target for claim cl,

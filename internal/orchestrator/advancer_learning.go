@@ -101,7 +101,7 @@ func (a *ClaimAdvancer) learnPhase(ctx context.Context, st *blackboard.ClaimStat
 		return err
 	}
 	done := fmt.Sprintf("Learning recorded (from the %s): [%s]", source, out.ID)
-	return a.finish(ctx, st, blackboard.ClaimComplete, done, false, "",
+	return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimComplete, done, false, "",
 		a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": done}))
 }
 
@@ -126,7 +126,7 @@ func (a *ClaimAdvancer) learnFallback(ctx context.Context, st *blackboard.ClaimS
 		return err
 	}
 	done := "Learning recorded from the human's reason: " + why
-	return a.finish(ctx, st, blackboard.ClaimComplete, done, false, "",
+	return a.finish(ctx, st, blackboard.Transition{}, blackboard.ClaimComplete, done, false, "",
 		a.event(blackboard.EventClaimCompleted, cl, "", map[string]string{"reason": done}))
 }
 
