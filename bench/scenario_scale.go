@@ -78,7 +78,7 @@ func (r *runner) scaleInFlight(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		lv, err := r.scaleLevel(ctx, s, 1)
+		lv, err := r.scaleLevel(ctx, s, s.bidders(1))
 		if err != nil {
 			return fmt.Errorf("%d in flight: %w", n, err)
 		}
