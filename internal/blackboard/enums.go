@@ -155,11 +155,14 @@ const (
 	ChannelFrontmatter DecisionChannel = "frontmatter"
 	// ChannelConsole is a decision made in the web console (`sett ui`).
 	ChannelConsole DecisionChannel = "console"
+	// ChannelAPI is a decision a program made through the client API
+	// (pkg/blackboard's Approve and Reject).
+	ChannelAPI DecisionChannel = "api"
 )
 
 // AllDecisionChannels lists every channel.
 func AllDecisionChannels() []DecisionChannel {
-	return []DecisionChannel{ChannelCLI, ChannelVaultMove, ChannelFrontmatter, ChannelConsole}
+	return []DecisionChannel{ChannelCLI, ChannelVaultMove, ChannelFrontmatter, ChannelConsole, ChannelAPI}
 }
 
 // Valid reports whether c is a known channel.

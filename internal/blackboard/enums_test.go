@@ -80,7 +80,7 @@ func TestEnums(t *testing.T) {
 		}},
 		{"DecisionChannel", func(t *testing.T) {
 			checkEnum(t, blackboard.AllDecisionChannels, blackboard.DecisionChannel.Valid,
-				[]blackboard.DecisionChannel{"cli", "vault_move", "frontmatter", "console"}, "vault")
+				[]blackboard.DecisionChannel{"cli", "vault_move", "frontmatter", "console", "api"}, "vault")
 		}},
 		{"ClaimKind", func(t *testing.T) {
 			// The regular kind is the empty string (claims stored before

@@ -22,7 +22,8 @@ func (c *Client) ApprovalOf(ctx context.Context, artefactID string) (*ApprovalRe
 // Approve approves the artefact version artefactID (an ApprovalRequest's
 // ArtefactID); by names who decided. The orchestrator applies the
 // decision: the claim goes on to its reviews or work. The decision is
-// recorded with channel "cli", as `sett approve` records it.
+// recorded with channel "api" (`sett approve` records "cli", the console
+// "console"), so the audit trail says a program made it.
 //
 // Errors: ErrSuperseded (a *SupersededError naming the current version),
 // ErrAlreadyDecided, ErrApprovalExpired, ErrStaleStatus (its claim does
@@ -41,11 +42,10 @@ func (c *Client) Reject(ctx context.Context, artefactID, by, reason string) erro
 	return c.decide(ctx, artefactID, blackboard.ApprovalRejected, by, reason)
 }
 
-// decide records a decision through the channel `sett approve` and
-// `sett reject` use.
+// decide records a decision made through this API.
 func (c *Client) decide(ctx context.Context, artefactID string, d blackboard.ApprovalDecision, by, reason string) error {
 	return c.bb.DecideApproval(ctx, blackboard.Decision{
-		ArtefactID: artefactID, Decision: d, By: by, Channel: blackboard.ChannelCLI, Reason: reason,
+		ArtefactID: artefactID, Decision: d, By: by, Channel: blackboard.ChannelAPI, Reason: reason,
 	})
 }
 

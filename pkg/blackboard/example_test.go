@@ -114,12 +114,20 @@ func Example_decideApproval() {
 		if err := bb.Reject(ctx, req.ArtefactID, "carol", "keep the old schema readable until the cut-over"); err != nil {
 			log.Fatal(err)
 		}
+		// The decision is on the claim for the audit trail, with the
+		// channel it came by.
+		cl, err := bb.GetClaim(ctx, req.ClaimID)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("recorded: %s by %s via %s\n", cl.Approval.Decision, cl.Approval.By, cl.Approval.Channel)
 		// The first decision stands.
-		err := bb.Approve(ctx, req.ArtefactID, "dave")
+		err = bb.Approve(ctx, req.ArtefactID, "dave")
 		fmt.Println("approve after the rejection:", errors.Is(err, blackboard.ErrAlreadyDecided))
 	}
 	// Output:
 	// waiting: Plan v1 by planner
 	// a rejection needs a reason
+	// recorded: rejected by carol via api
 	// approve after the rejection: true
 }
