@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"time"
+
+	"github.com/settdev/sett/internal/httpprobe"
 )
 
 // HealthcheckArg is the argument that makes a daemon binary check a
@@ -19,9 +20,9 @@ const HealthcheckArg = "healthcheck"
 // timeout as well).
 const healthcheckTimeout = 3 * time.Second
 
-// readyzURL is the /readyz of a daemon listening on httpAddr (":8080"
-// listens everywhere; it is asked on loopback).
-func readyzURL(httpAddr string) (string, error) {
+// loopbackAddr is the address a daemon listening on httpAddr answers on
+// (":8080" listens everywhere; it is asked on loopback).
+func loopbackAddr(httpAddr string) (string, error) {
 	host, port, err := net.SplitHostPort(httpAddr)
 	if err != nil {
 		return "", fmt.Errorf("SETT_HTTP_ADDR %q: %w", httpAddr, err)
@@ -30,30 +31,18 @@ func readyzURL(httpAddr string) (string, error) {
 	case "", "0.0.0.0", "::":
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/readyz", nil
+	return net.JoinHostPort(host, port), nil
 }
 
 // Healthcheck asks the daemon on httpAddr for /readyz and returns nil when
 // it answers 200. It is what HealthcheckArg runs.
 func Healthcheck(ctx context.Context, httpAddr string) error {
-	u, err := readyzURL(httpAddr)
+	addr, err := loopbackAddr(httpAddr)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthcheckTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := httpprobe.Get(ctx, addr, "/readyz", healthcheckTimeout); err != nil {
 		return fmt.Errorf("not ready: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("not ready: %s: %s", resp.Status, body)
 	}
 	return nil
 }

@@ -9,24 +9,24 @@ import (
 	"testing"
 )
 
-func TestReadyzURL(t *testing.T) {
+func TestLoopbackAddr(t *testing.T) {
 	tests := []struct{ addr, want, wantErr string }{
-		{":8080", "http://127.0.0.1:8080/readyz", ""},
-		{"0.0.0.0:9000", "http://127.0.0.1:9000/readyz", ""},
-		{"[::]:8081", "http://127.0.0.1:8081/readyz", ""},
-		{"10.0.0.5:8080", "http://10.0.0.5:8080/readyz", ""},
+		{":8080", "127.0.0.1:8080", ""},
+		{"0.0.0.0:9000", "127.0.0.1:9000", ""},
+		{"[::]:8081", "127.0.0.1:8081", ""},
+		{"10.0.0.5:8080", "10.0.0.5:8080", ""},
 		{"8080", "", "SETT_HTTP_ADDR"},
 	}
 	for _, tt := range tests {
-		got, err := readyzURL(tt.addr)
+		got, err := loopbackAddr(tt.addr)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("readyzURL(%q) err = %v, want one naming %s", tt.addr, err, tt.wantErr)
+				t.Errorf("loopbackAddr(%q) err = %v, want one naming %s", tt.addr, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("readyzURL(%q) = %q, %v; want %q", tt.addr, got, err, tt.want)
+			t.Errorf("loopbackAddr(%q) = %q, %v; want %q", tt.addr, got, err, tt.want)
 		}
 	}
 }

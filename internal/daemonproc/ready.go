@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
+
+	"github.com/settdev/sett/internal/httpprobe"
 )
 
 // readyPoll is how often WaitReady asks /readyz.
@@ -17,18 +18,7 @@ const logTailBytes = 2000
 // Ready reports whether the daemon on addr answers GET /readyz with 200
 // within half a second.
 func Ready(ctx context.Context, addr string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return httpprobe.Get(ctx, addr, "/readyz", 500*time.Millisecond) == nil
 }
 
 // WaitReady polls the process's /readyz until it answers 200, against one

@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/settdev/sett/internal/blackboard"
+	"github.com/settdev/sett/internal/httpprobe"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 )
@@ -139,7 +139,7 @@ func componentState(ctx context.Context, c container.Summary) string {
 		case c.Labels[LabelComponent] == ComponentRedis && p.PrivatePort == 6379:
 			return probeRedis(ctx, addr)
 		case p.PrivatePort == 8080 || p.PrivatePort == 8081:
-			if probeHealthz(ctx, addr) {
+			if httpprobe.Get(ctx, addr, "/healthz", probeBound) == nil {
 				return ComponentHealthy
 			}
 			return ComponentUnhealthy
@@ -152,21 +152,6 @@ func componentState(ctx context.Context, c container.Summary) string {
 		return ComponentStarting
 	}
 	return ComponentUnhealthy
-}
-
-func probeHealthz(ctx context.Context, addr string) bool {
-	ctx, cancel := context.WithTimeout(ctx, probeBound)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // probeRedis asks Redis for PING without the password (List has no

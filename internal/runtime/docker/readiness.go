@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/settdev/sett/internal/blackboard"
+	"github.com/settdev/sett/internal/httpprobe"
 )
 
 // How readiness is polled: the check every pollEvery, the container's
@@ -176,21 +176,5 @@ func redisReady(url, instance string) readyCheck {
 
 // httpReady is ready when GET /readyz answers 200.
 func httpReady(addr string) readyCheck {
-	hc := &http.Client{}
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz: %s %s", resp.Status, strings.TrimSpace(string(body)))
-		}
-		return nil
-	}
+	return func(ctx context.Context) error { return httpprobe.Get(ctx, addr, "/readyz", 0) }
 }

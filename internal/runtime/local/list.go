@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/settdev/sett/internal/httpprobe"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 )
@@ -71,7 +72,7 @@ func inspect(ctx context.Context, rec *instance.Record) runtime.Listing {
 			if name == ComponentRedis {
 				err = probeRedis(ctx, rec.RedisURL, rec.Name)
 			} else {
-				err = probeHTTP(ctx, c.HTTPAddr, "/healthz")
+				err = httpprobe.Get(ctx, c.HTTPAddr, "/healthz", probeTimeout)
 			}
 			state := ComponentHealthy
 			switch {
