@@ -61,7 +61,7 @@ func TestACLUsersThroughTheScripts(t *testing.T) {
 
 	// The orchestrator opens the goal's claim.
 	claimID := blackboard.DeriveID("claim", wf)
-	if _, _, err := orch.CreateClaim(ctx, blackboard.NewClaim{Claim: &blackboard.Claim{ID: claimID, ArtefactID: wf, WorkflowID: wf,
+	if _, err := orch.CreateClaim(ctx, blackboard.NewClaim{Claim: &blackboard.Claim{ID: claimID, ArtefactID: wf, WorkflowID: wf,
 		Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{"coder"}}, ByArtefact: true, Epoch: lead.Epoch}); err != nil {
 		t.Fatalf("orchestrator: open the goal's claim: %v", err)
 	}

@@ -95,6 +95,14 @@ type NewClaim struct {
 	// bid grant it in the same script (see GrantPlan); nil leaves every
 	// grant to the orchestrator. It needs Epoch.
 	GrantPlan *GrantPlan
+	// GrantNow applies GrantPlan in the creating script (the grant at
+	// creation, see create_claim.lua): for a claim nobody is asked to bid
+	// on, whose Bids, recorded with it, are the ones the plan was decided
+	// from. The script holds the grant back only for the scheduler
+	// (paused, a contested max_concurrent_claims slot), and says so in
+	// CreatedClaim.Held. It needs GrantPlan, a claim in
+	// pending_consensus with no ExpectedBidders and no Inbox.
+	GrantNow bool
 	// FinishByResult lets the result of the claim's exclusive grant
 	// complete the claim in its own script when nothing calls for the
 	// orchestrator's judgement (see create_artefact.lua): the claim's
@@ -103,25 +111,56 @@ type NewClaim struct {
 	FinishByResult bool
 }
 
+// CreatedClaim is what CreateClaim did.
+type CreatedClaim struct {
+	// ID is the claim's id: the new one, or on a ByArtefact repeat the
+	// existing one.
+	ID string
+	// Created is false on a ByArtefact repeat (nothing was written).
+	Created bool
+	// Granted: GrantNow's planned grant was written with the claim.
+	Granted bool
+	// Held, with GrantNow and not Granted, says why the grant was left to
+	// the orchestrator: "paused" or "capacity" (max_concurrent_claims).
+	Held string
+}
+
 // CreateClaim creates a claim atomically with its indexes, timer, inbox
-// messages and claim_created event. With ByArtefact a repeat is not an
-// error: it returns the existing claim's id and created=false.
+// messages and claim_created event (and, with GrantNow, its grant). With
+// ByArtefact a repeat is not an error: it returns the existing claim's id
+// and Created false.
 //
 // Errors: ErrInvalid, ErrExists (a non-ByArtefact id that is taken),
 // ErrWorkflowEnded, *BudgetError (ErrBudgetExceeded), ErrNotFound (no
 // workflow), ErrFenced.
-func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, created bool, err error) {
+func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (CreatedClaim, error) {
+	id, created, granted, err := c.createClaim(ctx, nc)
+	r := CreatedClaim{ID: id, Created: created}
+	if granted == "granted" {
+		r.Granted = true
+	} else {
+		r.Held = granted
+	}
+	return r, err
+}
+
+func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, created bool, granted string, err error) {
 	cl := nc.Claim
 	if cl == nil {
-		return "", false, fmt.Errorf("%w: claim: nil", ErrInvalid)
+		return "", false, "", fmt.Errorf("%w: claim: nil", ErrInvalid)
+	}
+	if nc.GrantNow && (nc.GrantPlan == nil || cl.Status != ClaimPendingConsensus || len(cl.ExpectedBidders) > 0 ||
+		len(nc.Inbox) > 0 || cl.Rev != 0) {
+		return "", false, "", fmt.Errorf("%w: claim %s: a grant at creation needs a grant plan, a new claim in %s, "+
+			"nobody asked to bid and no inbox message", ErrInvalid, cl.ID, ClaimPendingConsensus)
 	}
 	for name, v := range map[string]string{"id": cl.ID, "artefact_id": cl.ArtefactID, "workflow_id": cl.WorkflowID} {
 		if err := ValidateID(v); err != nil {
-			return "", false, fmt.Errorf("%w: claim %s: %v", ErrInvalid, name, err)
+			return "", false, "", fmt.Errorf("%w: claim %s: %v", ErrInvalid, name, err)
 		}
 	}
 	if !cl.Status.Valid() || cl.Status.Final() {
-		return "", false, fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
+		return "", false, "", fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
 	}
 	// Refuse what DecodeClaim would refuse (a context id that is not an
 	// id, a negative iteration, an oversized list...): a stored claim that
@@ -130,7 +169,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	probe := *cl
 	probe.CreatedAtMs, probe.UpdatedAtMs, probe.BidDeadlineMs, probe.Priority = 0, 0, 0, 0
 	if _, err := DecodeClaim(EncodeClaim(&probe)); err != nil {
-		return "", false, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
+		return "", false, "", fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
 	}
 	req := claimRequest{
 		ID: cl.ID, ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Status: string(cl.Status),
@@ -150,7 +189,7 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		bids := make(map[string]string, len(nc.Bids))
 		for agent, b := range nc.Bids {
 			if err := ValidateAgentName(agent); err != nil || !b.Valid() {
-				return "", false, fmt.Errorf("%w: claim %s: decided bid %q of agent %q", ErrInvalid, cl.ID, b, agent)
+				return "", false, "", fmt.Errorf("%w: claim %s: decided bid %q of agent %q", ErrInvalid, cl.ID, b, agent)
 			}
 			bids[agent] = string(b)
 		}
@@ -168,27 +207,37 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 		c.keys.ClaimIDIndex(), c.keys.Events(), c.keys.Workflow(cl.WorkflowID), c.keys.Timers(),
 		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(), c.keys.Running(),
 	}
+	if nc.GrantNow {
+		a := nc.GrantPlan.Agent
+		keys = append(keys, c.keys.Waiting(), c.keys.Control(), c.keys.Capacity(),
+			c.keys.AgentGrants(a), c.keys.AgentRunning(a), c.keys.AgentWaiting(a), c.keys.AgentReplicas(a))
+		req.GrantNow = true
+	} else {
+		for len(keys) < 20 {
+			keys = append(keys, c.keys.Claim(cl.ID)) // unused: the same slot
+		}
+	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	req.Inbox = inbox
 	body, err := json.Marshal(req)
 	if err != nil {
-		return "", false, fmt.Errorf("blackboard: encode request: %w", err)
+		return "", false, "", fmt.Errorf("blackboard: encode request: %w", err)
 	}
 	fields := claimFields(cl)
 	args := []any{string(body)}
 	if nc.GrantPlan != nil {
 		plan, err := nc.GrantPlan.encode(c.keys, nc.Epoch)
 		if err != nil {
-			return "", false, err
+			return "", false, "", err
 		}
 		args = append(args, "grant_plan", plan)
 	}
 	if nc.FinishByResult {
 		if nc.Epoch <= 0 {
-			return "", false, fmt.Errorf("%w: claim %s: a finish plan needs the leader epoch it was made under", ErrInvalid, cl.ID)
+			return "", false, "", fmt.Errorf("%w: claim %s: a finish plan needs the leader epoch it was made under", ErrInvalid, cl.ID)
 		}
 		args = append(args, "finish_plan", strconv.FormatInt(nc.Epoch, 10))
 	}
@@ -204,20 +253,24 @@ func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (id string, creat
 	defer cancel()
 	res, err := c.run(octx, c.scripts.createClaim, keys, args...)
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	switch res[0] {
 	case "OK":
-		return cl.ID, true, nil
+		granted = ""
+		if len(res) > 3 {
+			granted = res[3]
+		}
+		return cl.ID, true, granted, nil
 	case "EXISTS":
 		if nc.ByArtefact {
-			return res[1], false, nil
+			return res[1], false, "", nil
 		}
 	case "BUDGET_EXCEEDED":
 		limit, _ := strconv.Atoi(res[2])
-		return "", false, fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
+		return "", false, "", fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
 	}
-	return "", false, fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
+	return "", false, "", fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
 }
 
 // claimRequest is create_claim.lua's ARGV[1] (described there); a struct
@@ -245,6 +298,7 @@ type claimRequest struct {
 	Events            []map[string]any `json:"events,omitempty"`
 	Inbox             []inboxArg       `json:"inbox,omitempty"`
 	Counts            bool             `json:"counts,omitempty"`
+	GrantNow          bool             `json:"grant_now,omitempty"`
 }
 
 // ClaimPatch lists the claim fields a transition sets; zero values are left

@@ -206,7 +206,8 @@ func TestCreateClaimRefusalsWriteNothing(t *testing.T) {
 			raw := redistest.Raw(t)
 			nc := tc.prepare(t, c)
 			before := snapshot(t, raw, c)
-			id, created, err := c.CreateClaim(t.Context(), nc)
+			r, err := c.CreateClaim(t.Context(), nc)
+			id, created := r.ID, r.Created
 			wantErr(t, err, tc.want)
 			if id != "" || created {
 				t.Errorf("refused claim returned id %q created %v", id, created)
@@ -272,8 +273,8 @@ func TestCreateClaimByArtefactRace(t *testing.T) {
 			nc := blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(a, "coder"), ByArtefact: true,
 				Inbox: []blackboard.InboxMessage{{Agent: "coder", Kind: blackboard.MessageBidRequest, ArtefactID: a.ID}}}
 			<-start
-			id, created, err := c.CreateClaim(ctx, nc)
-			results[i] = result{id, created, err}
+			r, err := c.CreateClaim(ctx, nc)
+			results[i] = result{r.ID, r.Created, err}
 		})
 	}
 	close(start)
@@ -565,7 +566,7 @@ func TestEndWorkflow(t *testing.T) {
 	if got := eventsOf(t, c, blackboard.EventWorkflowCompleted); len(got) != 1 || got[0].Field("status") != "cancelled" {
 		t.Errorf("workflow_completed events = %+v, want exactly one", got)
 	}
-	_, _, err = c.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
+	_, err = c.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g), ByArtefact: true})
 	wantErr(t, err, blackboard.ErrWorkflowEnded)
 
 	cases := []struct {

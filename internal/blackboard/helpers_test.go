@@ -88,7 +88,8 @@ func pendingClaim(a *blackboard.Artefact, bidders ...string) *blackboard.Claim {
 // createClaim creates nc and fails the test unless a new claim was made.
 func createClaim(tb testing.TB, c *blackboard.Client, nc blackboard.NewClaim) *blackboard.Claim {
 	tb.Helper()
-	id, created, err := c.CreateClaim(tb.Context(), nc)
+	r, err := c.CreateClaim(tb.Context(), nc)
+	id, created := r.ID, r.Created
 	if err != nil {
 		tb.Fatalf("create claim %s: %v", nc.Claim.ID, err)
 	}

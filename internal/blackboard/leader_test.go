@@ -83,13 +83,13 @@ func TestFencingWithManualEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, raw, c)
-	_, _, err := c.CreateClaim(t.Context(), blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, Epoch: 6})
+	_, err := c.CreateClaim(t.Context(), blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, Epoch: 6})
 	wantErr(t, err, blackboard.ErrFenced)
 	assertUnchanged(t, raw, c, before)
 	// Fencing is not opt-in: an orchestrator write without an epoch is
 	// refused, whatever the stored one.
 	for _, epoch := range []int64{0, blackboard.OperatorEpoch} {
-		_, _, err = c.CreateClaim(t.Context(), blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, Epoch: epoch})
+		_, err = c.CreateClaim(t.Context(), blackboard.NewClaim{Claim: pendingClaim(g), ByArtefact: true, Epoch: epoch})
 		wantErr(t, err, blackboard.ErrNoEpoch)
 	}
 	assertUnchanged(t, raw, c, before)
@@ -113,7 +113,7 @@ func TestOrchestratorScriptsRequireTheEpoch(t *testing.T) {
 	l2 := lead(t, c, "orch-b") // epoch 2
 	calls := map[string]func(epoch int64) error{
 		"create_claim": func(e int64) error {
-			_, _, err := c.CreateClaim(ctx, blackboard.NewClaim{Claim: pendingClaim(g), Epoch: e})
+			_, err := c.CreateClaim(ctx, blackboard.NewClaim{Claim: pendingClaim(g), Epoch: e})
 			return err
 		},
 		"transition_claim": func(e int64) error {

@@ -150,7 +150,7 @@ func BenchmarkScriptCalls(b *testing.B) {
 				goals = append(goals, startWorkflow(b, c))
 			}
 		}, call: func(ctx context.Context, i int) error {
-			_, _, err := c.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(goals[i], "coder", "tester"), ByArtefact: true})
+			_, err := c.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(goals[i], "coder", "tester"), ByArtefact: true})
 			return err
 		}},
 		{name: "submit_bid", prepare: func(b *testing.B, n int) {

@@ -199,7 +199,7 @@ func TestForageWaitExitCodes(t *testing.T) {
 			// delivers a plan. The progress lines follow the state.
 			cl := &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: wf, WorkflowID: wf, Status: blackboard.ClaimPendingConsensus,
 				ExpectedBidders: []string{"planner"}}
-			if _, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true}); err != nil {
+			if _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := e.bb.TransitionClaim(ctx, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: wf,

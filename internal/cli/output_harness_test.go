@@ -161,11 +161,11 @@ func seedWorkflow(tb testing.TB, bb *blackboard.Client) *seeded {
 			}
 		}
 		nc.Claim, nc.Epoch = cl, 1 // no leader elected: any epoch passes
-		id, _, err := bb.CreateClaim(ctx, nc)
+		created, err := bb.CreateClaim(ctx, nc)
 		if err != nil {
 			tb.Fatalf("create claim on %s: %v", a.ID, err)
 		}
-		return id
+		return created.ID
 	}
 	finish := func(claimID string, from, to blackboard.ClaimStatus, set blackboard.ClaimPatch) {
 		tb.Helper()

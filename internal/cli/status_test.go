@@ -51,7 +51,7 @@ func newStatusFixture(t *testing.T) *statusFixture {
 	}
 	wf := f.s.goal.ID
 	f.working = blackboard.NewID()
-	if _, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
+	if _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
 		Claim: &blackboard.Claim{ID: f.working, ArtefactID: f.s.planV2.ID, WorkflowID: wf,
 			Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "coder"},
 		Grants: map[string]string{"coder": "1"},
@@ -61,7 +61,7 @@ func newStatusFixture(t *testing.T) *statusFixture {
 		t.Fatal(err)
 	}
 	f.asked = blackboard.NewID()
-	if _, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
+	if _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
 		Claim: &blackboard.Claim{ID: f.asked, ArtefactID: f.s.approve.ID, WorkflowID: wf,
 			Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{"reviewer"}},
 		Inbox: []blackboard.InboxMessage{{Agent: "reviewer", Kind: blackboard.MessageBidRequest, ClaimID: f.asked,

@@ -40,7 +40,7 @@ func TestHumanOutputEscapesControlCharactersAndJSONStaysExact(t *testing.T) {
 	if err := e.bb.CreateArtefact(ctx, goal, blackboard.WriteAuth{}); err != nil {
 		t.Fatal(err)
 	}
-	claimID, _, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
+	created, err := e.bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1,
 		Claim: &blackboard.Claim{ID: blackboard.NewID(), ArtefactID: goal.ID, WorkflowID: goal.ID,
 			Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{"planner"}},
 		ByArtefact: true, Grants: map[string]string{"planner": "1"},
@@ -48,6 +48,7 @@ func TestHumanOutputEscapesControlCharactersAndJSONStaysExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	claimID := created.ID
 	id := blackboard.NewID()
 	plan := &blackboard.Artefact{ID: id, LogicalID: id, Version: 1, StructuralType: blackboard.StructuralStandard,
 		Type: "Plan", Payload: "payload " + evil + "\nline two", Summary: "summary " + evil,

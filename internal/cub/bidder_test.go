@@ -47,7 +47,7 @@ func claimFor(t *testing.T, bb *blackboard.Client, agent, producer string) black
 		t.Fatal(err)
 	}
 	claimID := blackboard.DeriveID("claim", g.ID)
-	if _, _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: &blackboard.Claim{ID: claimID, ArtefactID: g.ID,
+	if _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: &blackboard.Claim{ID: claimID, ArtefactID: g.ID,
 		WorkflowID: g.ID, Status: blackboard.ClaimPendingConsensus, ExpectedBidders: []string{agent}},
 		ByArtefact: true, BidTimeout: time.Hour}); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestLostBidRequestIsAnsweredAfterTheFailedRead(t *testing.T) {
 	req := blackboard.InboxMessage{Agent: "coder", Kind: blackboard.MessageBidRequest, ClaimID: cl.ID, ArtefactID: g.ID,
 		WorkflowID: g.ID, ArtefactType: g.Type, StructuralType: g.StructuralType, ProducedByRole: g.ProducedByRole}
 	// Epoch 1: no leader is elected here, so any epoch passes the fence.
-	if _, _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Claim: cl, BidTimeout: time.Hour, Epoch: 1,
+	if _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Claim: cl, BidTimeout: time.Hour, Epoch: 1,
 		Inbox: []blackboard.InboxMessage{req}}); err != nil {
 		t.Fatal(err)
 	}

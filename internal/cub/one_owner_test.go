@@ -28,7 +28,7 @@ func grantOf(t *testing.T, bb *blackboard.Client) string {
 		Status: blackboard.ClaimPendingExclusive, GrantedExclusiveAgent: "me"}
 	msg := blackboard.InboxMessage{Agent: "me", Kind: blackboard.MessageGrant, ClaimID: cl.ID, ArtefactID: g.ID,
 		WorkflowID: g.ID, Grant: blackboard.GrantExclusive, Token: "1"}
-	if _, _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true,
+	if _, err := bb.CreateClaim(ctx, blackboard.NewClaim{Epoch: 1, Claim: cl, ByArtefact: true,
 		Grants: map[string]string{"me": "1"}, Inbox: []blackboard.InboxMessage{msg}}); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func newGrant(t *testing.T, kind blackboard.GrantKind, target *blackboard.Artefa
 	if kind == blackboard.GrantFeedback {
 		cl.ParentClaimID = blackboard.NewID()
 	}
-	if _, _, err := w.bb.CreateClaim(context.Background(), blackboard.NewClaim{Epoch: 1, Claim: cl, Grants: map[string]string{"me": "1"}}); err != nil {
+	if _, err := w.bb.CreateClaim(context.Background(), blackboard.NewClaim{Epoch: 1, Claim: cl, Grants: map[string]string{"me": "1"}}); err != nil {
 		t.Fatal(err)
 	}
 	set := Config{Agent: "me", Role: "maker", Command: []string{"fake-tool"}, Workspace: t.TempDir()}

@@ -30,7 +30,7 @@ func (a *ClaimAdvancer) startLearning(ctx context.Context, cl *blackboard.Claim,
 	id := blackboard.DeriveID("learn-claim", cl.ID)
 	learner := a.cfg.Learner
 	stub := &blackboard.Claim{ID: id, ArtefactID: target.ID, WorkflowID: cl.WorkflowID}
-	_, _, err := a.bb.CreateClaim(ctx, blackboard.NewClaim{
+	_, err := a.bb.CreateClaim(ctx, blackboard.NewClaim{
 		Claim: &blackboard.Claim{
 			ID: id, ArtefactID: target.ID, WorkflowID: cl.WorkflowID,
 			Status:                blackboard.ClaimPendingAssignment,

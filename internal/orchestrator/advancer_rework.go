@@ -161,7 +161,7 @@ func orNone(s string) string {
 // event carrying fields; created is false when it existed already (made
 // before a crash, or by an earlier delivery of the same event).
 func (a *ClaimAdvancer) createReworkClaim(ctx context.Context, c *blackboard.Claim, producer string, fields map[string]string) (created bool, err error) {
-	_, _, err = a.bb.CreateClaim(ctx, blackboard.NewClaim{
+	_, err = a.bb.CreateClaim(ctx, blackboard.NewClaim{
 		Claim:    c,
 		AddsItem: true,
 		Counts:   true,

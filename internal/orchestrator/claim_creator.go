@@ -109,9 +109,14 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.claims.BidTimeout
 		nc.GrantPlan = c.grantPlan(plan, ev.Field("type"), ev.Field("produced_by_role"))
+		if len(plan.Bidders) == 0 {
+			nc.GrantPlan = c.decidedGrant(plan, cached.bids, ev.Field("type"))
+			nc.GrantNow = nc.GrantPlan != nil
+		}
 		nc.FinishByResult = !c.cfg.NoResultCompletion
 	}
-	id, created, err := c.bb.CreateClaim(ctx, nc)
+	res, err := c.bb.CreateClaim(ctx, nc)
+	id, created := res.ID, res.Created
 	var budget *blackboard.BudgetError
 	switch {
 	case errors.As(err, &budget):
@@ -146,6 +151,17 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 			Strs("bidders", bidders).Msg("claim created")
 	}
 	if nc.Claim.Status == blackboard.ClaimPendingApproval {
+		return nil
+	}
+	if res.Granted {
+		// Granted by its own creation: nothing waits for a decision.
+		c.m.Grants.WithLabelValues(nc.GrantPlan.Phase).Inc()
+		for _, b := range nc.Bids {
+			c.m.Bids.WithLabelValues(string(b)).Inc()
+		}
+		c.m.ConsensusLatency.Observe(0)
+		c.log.Info().Str("claim_id", id).Str("workflow_id", ev.WorkflowID).Str("phase", nc.GrantPlan.Phase).
+			Str("agent", nc.GrantPlan.Agent).Str("granted_by", "rules").Msg("claim granted")
 		return nil
 	}
 	if len(bidders) == 0 {
@@ -189,6 +205,34 @@ func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.Gra
 	return &blackboard.GrantPlan{MaxConcurrentClaims: c.claims.MaxConcurrentClaims, LeaseCheck: c.claims.LeaseTTL + leaseMargin,
 		Expect: expect, Agent: d.Agents[0], Phase: info.name, Kind: info.grant,
 		MaxAttempts: c.claims.retryPolicy(d.Agents[0], info.grant).Attempts()}
+}
+
+// decidedGrant is the grant to apply at creation (NewClaim.GrantNow) of
+// a claim nobody is asked to bid on: every bid is one the agents' rules
+// decide, recorded with the claim (bids), so the consensus the
+// orchestrator would reach right after creating it is known now. It is
+// nil when that consensus is not a grant to one agent alone (a dead end,
+// several parallel agents, a wait for absent consumers), when the bid
+// grants are off (--disable-bid-grants), or when the claim is a repeat
+// of one already created (a repeat writes nothing, so the plan is
+// harmless). The script still holds the grant for the scheduler (paused,
+// a contested max_concurrent_claims slot), and the orchestrator then
+// decides as it always did.
+func (c *ClaimCreator) decidedGrant(plan bidPlan, bids map[string]blackboard.Bid, typ string) *blackboard.GrantPlan {
+	if c.cfg.NoBidGrants || len(plan.Bidders) > 0 || len(plan.Absent) > 0 || len(bids) == 0 {
+		return nil
+	}
+	in := c.advancer.consensusInput(&blackboard.ClaimState{
+		Claim: &blackboard.Claim{BidDeadlineMs: 1, ArtefactType: typ}, Bids: bids, NowMs: 0})
+	d := decideConsensus(in)
+	if d.Step != stepGrant || len(d.Agents) != 1 {
+		return nil
+	}
+	agent := d.Agents[0]
+	info := phaseInfo[d.Phase]
+	return &blackboard.GrantPlan{MaxConcurrentClaims: c.claims.MaxConcurrentClaims, LeaseCheck: c.claims.LeaseTTL + leaseMargin,
+		Expect: map[string]blackboard.Bid{agent: bids[agent]}, Agent: agent, Phase: info.name, Kind: info.grant,
+		MaxAttempts: c.claims.retryPolicy(agent, info.grant).Attempts()}
 }
 
 // approvalTimeout is how long an approval in this workflow waits: the

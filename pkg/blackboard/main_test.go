@@ -56,7 +56,7 @@ func gatePlan(goalID string) string {
 	if err := eng.CreateArtefact(ctx, plan, engine.WriteAuth{}); err != nil {
 		panic(err)
 	}
-	_, _, err = eng.CreateClaim(ctx, engine.NewClaim{Claim: &engine.Claim{ID: engine.DeriveID("claim", id),
+	_, err = eng.CreateClaim(ctx, engine.NewClaim{Claim: &engine.Claim{ID: engine.DeriveID("claim", id),
 		ArtefactID: id, WorkflowID: goalID, Status: engine.ClaimPendingApproval}, ByArtefact: true, Epoch: lead.Epoch})
 	if err != nil {
 		panic(err)

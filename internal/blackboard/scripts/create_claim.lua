@@ -14,7 +14,15 @@
 -- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
 -- KEYS[12] approvals index ZSET      sett:<i>:index:approvals
 -- KEYS[13] running SET               sett:<i>:scheduler:running
--- KEYS[14..] agent keys (inboxes and their gates' keys) referenced by
+-- KEYS[14] waiting ZSET              sett:<i>:scheduler:waiting
+-- KEYS[15] control HASH              sett:<i>:control
+-- KEYS[16] capacity HASH             sett:<i>:scheduler:capacity
+-- KEYS[17] the planned agent's grants STREAM  sett:<i>:agent:<agent>:grants
+-- KEYS[18] its running ZSET                   sett:<i>:agent:<agent>:running
+-- KEYS[19] its waiting ZSET                   sett:<i>:agent:<agent>:waiting
+-- KEYS[20] its replicas ZSET                  sett:<i>:agent:<agent>:replicas
+--          (KEYS[14..20]: any key of the instance without grant_now)
+-- KEYS[21..] agent keys (inboxes and their gates' keys) referenced by
 --           index from ARGV[1].inbox
 --
 -- ARGV[1] JSON request:
@@ -39,10 +47,14 @@
 --                    gate} (a gated grant may wait for its agent's slot)
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
+--   grant_now        true: apply the claim's grant_plan field (ARGV) at
+--                    creation; see "The grant at creation" below
 -- ARGV[2..] claim hash field/value pairs (the script adds created_at_ms,
 --   updated_at_ms, priority and bid_deadline_ms).
 --
--- Returns {'OK', id, created_at_ms} or
+-- Returns {'OK', id, created_at_ms, granted} — granted is 'granted' when
+-- the planned grant was applied, else '' (no grant_now) or why it was
+-- held for the orchestrator ('paused', 'capacity') — or
 --   {'EXISTS', existing_claim_id}       already created (idempotent repeat)
 --   {'FENCED', stored_epoch} or {'NO_EPOCH', why}
 --   {'NOT_FOUND', 'workflow'}
@@ -53,6 +65,20 @@
 -- either the claim, its artefact mapping, indexes, timer, bid requests and
 -- claim_created event all exist, or none do; a retry after a crash finds
 -- the mapping and returns EXISTS instead of creating a second claim.
+--
+-- The grant at creation (issue 34): when the orchestrator asks nobody to
+-- bid, because the agents' rules decide every bid it records with the
+-- claim, it has already decided the grant those bids lead to with its
+-- consensus rules, and sends it as the claim's grant_plan with
+-- grant_now. The claim is then provably in pending_consensus with
+-- exactly the bids the decision was made from (this script wrote both),
+-- under the epoch checked above, in a running workflow, before any
+-- deadline, so the grant is written here as the last bid's script
+-- writes it (grant_planned in lib.lua) instead of in a second script
+-- after a second read. Only what needs the scheduler's judgement holds
+-- it back (plan_held: paused, a contested max_concurrent_claims slot);
+-- then the claim stays in pending_consensus and the orchestrator
+-- decides as without a plan.
 
 local req = cjson.decode(ARGV[1])
 
@@ -163,4 +189,25 @@ emit(KEYS[6], req.claim_channel, 'claim_created', ts, {
 emit_all(KEYS[6], ts, req.events)
 deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), KEYS[7])
 
-return {'OK', req.id, tostring(ts)}
+local granted = ''
+if req.grant_now then
+  local plan = nil
+  for i = 2, #ARGV, 2 do
+    if ARGV[i] == 'grant_plan' then
+      plan = cjson.decode(ARGV[i + 1])
+    end
+  end
+  if plan == nil then
+    granted = 'no_plan'
+  else
+    granted = plan_held(plan, KEYS[15], KEYS[13], KEYS[14]) or 'granted'
+  end
+  if granted == 'granted' then
+    grant_planned({claim = 1, grants = 10, running = 13, timers = 8, events = 6, workflow = 7, inbox = 17,
+      agent_running = 18, agent_waiting = 19, replicas = 20, capacity = 16, control = 15}, plan,
+      {id = req.id, workflow_id = req.workflow_id, artefact_id = req.artefact_id, rev = '0', priority = wf[3]},
+      ts, req.claim_channel, 'rules')
+  end
+end
+
+return {'OK', req.id, tostring(ts), granted}

@@ -350,3 +350,54 @@ local function refuse_unless(key, cap)
   end
   return redis.error_reply('NOPERM this Redis user lacks the Sett privilege ' .. cap .. ' (see docs/security.md)')
 end
+
+-- plan_held is why a claim's planned grant (grant_plan.go) must be left
+-- to the orchestrator's scheduler, or nil: the instance is paused, or
+-- orchestrator.max_concurrent_claims (the plan's limit) leaves no free
+-- slot or other claims already wait for one (the orchestrator orders
+-- them). control, running and waiting are keys.
+local function plan_held(plan, control, running, waiting)
+  if redis.call('HEXISTS', control, 'paused') == 1 then
+    return 'paused'
+  end
+  local limit = tonumber(plan.limit or 0) or 0
+  if limit > 0 and (redis.call('SCARD', running) >= limit or redis.call('ZCARD', waiting) > 0) then
+    return 'capacity'
+  end
+  return nil
+end
+
+-- grant_planned writes a claim's planned grant, decided by the
+-- orchestrator under its epoch, for a claim the caller has just seen in
+-- pending_consensus with every bid the plan expects: the status, rev,
+-- attempt and the field naming the agent, the grant token, the scheduler
+-- slot, the lease check timer, the claim_transitioned and claim_granted
+-- events, and the grant message through the agent's gate (it may wait
+-- for one of the agent's slots). The plan field is dropped: it is spent.
+-- k names, by KEYS index: claim, grants, running, timers, events,
+-- workflow, and the agent's inbox (its grants stream), agent_running,
+-- agent_waiting, replicas, capacity, control. c holds the claim's id,
+-- workflow_id, artefact_id, rev and priority as read; channel is where
+-- claim events are published; by says who granted (granted_by).
+local function grant_planned(k, plan, c, ts, channel, by)
+  local rev = (tonumber(c.rev or '0') or 0) + 1
+  redis.call('HSET', KEYS[k.claim], 'status', plan.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
+    'attempts', '1', plan.field, plan.named)
+  redis.call('HDEL', KEYS[k.claim], 'grant_plan')
+  redis.call('HSET', KEYS[k.grants], plan.agent, '1')
+  redis.call('SADD', KEYS[k.running], c.id)
+  redis.call('ZADD', KEYS[k.timers], ts + (tonumber(plan.timer_ms or 0) or 0), c.id)
+  emit(KEYS[k.events], channel, 'claim_transitioned', ts, {
+    'claim_id', c.id, 'workflow_id', c.workflow_id, 'from', 'pending_consensus', 'to', plan.status})
+  emit(KEYS[k.events], channel, 'claim_granted', ts, {
+    'workflow_id', c.workflow_id, 'claim_id', c.id, 'artefact_id', c.artefact_id,
+    'agents', plan.agent, 'granted_by', by, 'phase', plan.phase})
+  deliver({{
+    key = k.inbox,
+    channel = plan.channel,
+    fields = {'kind', 'grant', 'claim_id', c.id, 'artefact_id', c.artefact_id, 'workflow_id', c.workflow_id,
+      'grant', plan.grant, 'token', '1', 'attempt', '1', 'max_attempts', plan.max_attempts},
+    gate = {agent = plan.agent, inbox = k.inbox, running = k.agent_running, waiting = k.agent_waiting,
+      replicas = k.replicas, capacity = k.capacity, control = k.control, timers = k.timers},
+  }}, ts, -(tonumber(c.priority or '0') or 0), KEYS[k.workflow])
+end

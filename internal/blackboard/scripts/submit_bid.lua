@@ -88,12 +88,9 @@ local function grant_now(req, expected, bids, ts)
   if c[5] then
     return 'waited'
   end
-  if redis.call('HEXISTS', KEYS[11], 'paused') == 1 then
-    return 'paused'
-  end
-  local limit = tonumber(plan.limit or 0) or 0
-  if limit > 0 and (redis.call('SCARD', KEYS[9]) >= limit or redis.call('ZCARD', KEYS[10]) > 0) then
-    return 'capacity'
+  local held = plan_held(plan, KEYS[11], KEYS[9], KEYS[10])
+  if held then
+    return held
   end
   local expect = plan.expect or {}
   for i, agent in ipairs(expected) do
@@ -105,28 +102,10 @@ local function grant_now(req, expected, bids, ts)
     return 'other_agent'
   end
 
-  local claim_id, wf_id = req.claim_id, c[7] or ''
-  local rev = (tonumber(c[3] or '0') or 0) + 1
-  redis.call('HSET', KEYS[2], 'status', plan.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
-    'attempts', '1', plan.field, plan.named)
-  redis.call('HDEL', KEYS[2], 'grant_plan')
-  redis.call('HSET', KEYS[13], req.agent, '1')
-  redis.call('SADD', KEYS[9], claim_id)
-  redis.call('ZADD', KEYS[8], ts + (tonumber(plan.timer_ms or 0) or 0), claim_id)
-  emit(KEYS[3], req.claim_channel, 'claim_transitioned', ts, {
-    'claim_id', claim_id, 'workflow_id', wf_id, 'from', 'pending_consensus', 'to', plan.status})
-  emit(KEYS[3], req.claim_channel, 'claim_granted', ts, {
-    'workflow_id', wf_id, 'claim_id', claim_id, 'artefact_id', c[6] or '',
-    'agents', req.agent, 'granted_by', 'last_bid', 'phase', plan.phase})
-  local inbox = {{
-    key = 14,
-    channel = plan.channel,
-    fields = {'kind', 'grant', 'claim_id', claim_id, 'artefact_id', c[6] or '', 'workflow_id', wf_id,
-      'grant', plan.grant, 'token', '1', 'attempt', '1', 'max_attempts', plan.max_attempts},
-    gate = {agent = req.agent, inbox = 14, running = 15, waiting = 16, replicas = 17,
-      capacity = 12, control = 11, timers = 8},
-  }}
-  deliver(inbox, ts, -(tonumber(c[4] or '0') or 0), KEYS[6])
+  grant_planned({claim = 2, grants = 13, running = 9, timers = 8, events = 3, workflow = 6, inbox = 14,
+    agent_running = 15, agent_waiting = 16, replicas = 17, capacity = 12, control = 11}, plan,
+    {id = req.claim_id, workflow_id = c[7] or '', artefact_id = c[6] or '', rev = c[3], priority = c[4]},
+    ts, req.claim_channel, 'last_bid')
   return nil
 end
 
