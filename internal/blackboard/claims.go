@@ -379,6 +379,11 @@ type Transition struct {
 	Set  ClaimPatch
 	// IgnoreBids records 'ignore' for agents that did not bid in time.
 	IgnoreBids []string
+	// Bids records bids decided without asking, agent → bid (the ignores
+	// and rule-decided bids of a claim whose consensus this step starts,
+	// like NewClaim.Bids at creation); an agent that already has a bid
+	// keeps it. Such agents must not be in ExpectedBidders.
+	Bids map[string]Bid
 	// Grants sets agent → token pairs.
 	Grants map[string]string
 	Inbox  []InboxMessage
@@ -504,6 +509,16 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (TransitionR
 	}
 	if len(t.IgnoreBids) > 0 {
 		req["ignore_bids"] = t.IgnoreBids
+	}
+	if len(t.Bids) > 0 {
+		bids := make(map[string]string, len(t.Bids))
+		for agent, b := range t.Bids {
+			if err := ValidateAgentName(agent); err != nil || !b.Valid() {
+				return TransitionResult{}, fmt.Errorf("%w: transition of claim %s: decided bid %q of agent %q", ErrInvalid, t.ClaimID, b, agent)
+			}
+			bids[agent] = string(b)
+		}
+		req["bids"] = flatten(bids)
 	}
 	if len(t.Grants) > 0 {
 		req["grants"] = flatten(t.Grants)

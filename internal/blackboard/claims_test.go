@@ -609,6 +609,45 @@ func TestTransitionClaimIgnoreBids(t *testing.T) {
 	}
 }
 
+// TestTransitionClaimRecordsDecidedBids: a transition records the bids
+// decided without asking (an approved claim's consensus starting), keeps
+// a bid already there, and refuses an agent name or bid CreateClaim would
+// refuse, writing nothing.
+func TestTransitionClaimRecordsDecidedBids(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t)
+	ctx := t.Context()
+	g := startWorkflow(t, c)
+	cl := createClaim(t, c, blackboard.NewClaim{Epoch: 1, Claim: pendingClaim(g, "tester"), ByArtefact: true})
+	if err := c.SubmitBid(ctx, cl.ID, "tester", blackboard.BidClaim); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		bids map[string]blackboard.Bid
+	}{
+		{"an agent name with a colon", map[string]blackboard.Bid{"co:der": blackboard.BidExclusive}},
+		{"an unknown bid", map[string]blackboard.Bid{"coder": "maybe"}},
+	} {
+		_, err := c.TransitionClaim(ctx, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: 0,
+			To: blackboard.ClaimPendingConsensus, Bids: tc.bids})
+		if !errors.Is(err, blackboard.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
+		}
+	}
+	transition(t, c, blackboard.Transition{Epoch: 1, ClaimID: cl.ID, WorkflowID: g.ID, From: cl.Status, Rev: 0,
+		To: blackboard.ClaimPendingConsensus, Bids: map[string]blackboard.Bid{
+			"coder": blackboard.BidExclusive, "linter": blackboard.BidIgnore, "tester": blackboard.BidIgnore}})
+	bids, err := c.GetBids(ctx, cl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]blackboard.Bid{"coder": blackboard.BidExclusive, "linter": blackboard.BidIgnore, "tester": blackboard.BidClaim}
+	if !reflect.DeepEqual(bids, want) {
+		t.Errorf("bids = %v, want %v (an existing bid is never overwritten)", bids, want)
+	}
+}
+
 func TestTransitionClaimGrants(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t)

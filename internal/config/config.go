@@ -124,10 +124,10 @@ type OrchestratorConfig struct {
 	MaxConcurrentClaims int `yaml:"max_concurrent_claims"`
 
 	// DecideRuleBids makes the orchestrator record, when it creates a
-	// claim, the claim and exclusive bids that live agents' rules decide
-	// (agents without a bid_script that are not reviewers), instead of
-	// sending those agents bid requests that they would answer from the
-	// same rules. Each asked agent costs Redis a request, a wake-up and a
+	// claim (or starts consensus on a claim a person approved), the claim
+	// and exclusive bids that live agents' rules decide (agents without a
+	// bid_script that are not reviewers), instead of sending those agents
+	// bid requests that they would answer from the same rules. Each asked agent costs Redis a request, a wake-up and a
 	// submit_bid script per claim (about 115 µs of Redis CPU each,
 	// measured by make bench's scale-agents step): with 100 agents
 	// consuming a type, asking made a claim cost 10 to 15 times more.

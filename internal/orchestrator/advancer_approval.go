@@ -38,8 +38,11 @@ func (a *ClaimAdvancer) approval(ctx context.Context, st *blackboard.ClaimState)
 	return nil
 }
 
-// approved records the human's approval and starts consensus: the bid
-// requests go out now, to the agents alive now.
+// approved records the human's approval and starts consensus as a claim
+// created now would: with the plan of the agents alive now, the bids
+// their rules decide (the ignores, and unless claims.AskRuleBids the
+// claim and exclusive bids) recorded in the same step with a bids_decided
+// event, and bid requests to the other live consumers only.
 func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState) error {
 	cl := st.Claim
 	target, err := a.bb.GetArtefact(ctx, cl.ArtefactID)
@@ -50,15 +53,16 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 		return err
 	}
 	failpoint.Hit("approval-review-written")
-	plan := planBids(a.dir, a.claims.Rules, target.Type, target.ProducedByRole)
+	cached := a.plans.get(target.Type, target.ProducedByRole)
+	plan := cached.plan
 	t := blackboard.Transition{
 		ClaimID: cl.ID, WorkflowID: cl.WorkflowID, From: cl.Status, Rev: cl.Rev, To: blackboard.ClaimPendingConsensus,
-		Set:        blackboard.ClaimPatch{ExpectedBidders: plan.Bidders, AbsentConsumers: plan.Absent},
-		IgnoreBids: plan.Ignoring,
+		Set:  blackboard.ClaimPatch{ExpectedBidders: plan.Bidders, AbsentConsumers: plan.Absent},
+		Bids: cached.bids,
 		Inbox: plan.requests(cl.ID, cl.WorkflowID, bidTarget{ID: target.ID, Type: target.Type,
 			StructuralType: target.StructuralType, ProducedByRole: target.ProducedByRole}),
 		BidTimeout: a.claims.BidTimeout,
-		Events: append(plan.event(cl.ID, target.ID, cl.WorkflowID), a.event(blackboard.EventApprovalApplied, cl, "", map[string]string{
+		Events: append(cached.event(cl.ID, target.ID, cl.WorkflowID), a.event(blackboard.EventApprovalApplied, cl, "", map[string]string{
 			"decision": string(blackboard.ApprovalApproved), "by": cl.Approval.By, "channel": string(cl.Approval.Channel),
 		})),
 	}
@@ -68,9 +72,12 @@ func (a *ClaimAdvancer) approved(ctx context.Context, st *blackboard.ClaimState)
 	a.TimerArmedFunc(a.claims.BidTimeout)
 	a.m.ApprovalsDecided.WithLabelValues(string(blackboard.ApprovalApproved)).Inc()
 	a.log.Info().Str("claim_id", cl.ID).Str("workflow_id", cl.WorkflowID).Str("by", cl.Approval.By).
-		Str("channel", string(cl.Approval.Channel)).Strs("bidders", plan.Bidders).Msg("approved; asking for bids")
+		Str("channel", string(cl.Approval.Channel)).Strs("bidders", plan.Bidders).Int("bids_decided", len(cached.bids)).
+		Msg("approved; consensus started")
 	if len(plan.Bidders) == 0 {
-		// Nobody is asked, so no bid will ever wake this claim.
+		// Nobody is asked, so no bid will ever wake this claim: consensus
+		// decides now, on the decided bids (a grant, a dead end, or
+		// waiting for absent consumers).
 		return a.Advance(ctx, cl.ID, cl.WorkflowID, false)
 	}
 	return nil

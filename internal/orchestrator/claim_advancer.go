@@ -82,6 +82,10 @@ type ClaimAdvancer struct {
 	// read from the settings once rather than on every claim (they walk
 	// every configured agent). Read-only.
 	required, reviewers map[string]bool
+	// plans are the bid plans consensus starts with, deciding rule bids
+	// unless claims.AskRuleBids: the creator's claims and the approved
+	// ones alike, so that one cache serves both (ClaimCreator uses it).
+	plans *planCache
 }
 
 // AdvancerParams is what NewClaimAdvancer wires together.
@@ -104,7 +108,8 @@ func NewClaimAdvancer(p AdvancerParams) *ClaimAdvancer {
 	required, reviewers := reviewerSets(p.Config.ReviewRoles, p.Claims.Rules)
 	return &ClaimAdvancer{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, epoch: p.Epoch, m: p.Metrics,
 		log: p.Log.With().Str("component", "claim_advancer").Logger(), TimerArmedFunc: func(time.Duration) {}, jitter: newJitter(),
-		LearningsChangedFunc: func(context.Context) error { return nil }, required: required, reviewers: reviewers}
+		LearningsChangedFunc: func(context.Context) error { return nil }, required: required, reviewers: reviewers,
+		plans: newPlanCache(p.Directory, p.Claims.Rules, !p.Claims.AskRuleBids)}
 }
 
 // reviewerSets are the agents whose review is required, and the agents

@@ -27,7 +27,9 @@ type ClaimCreator struct {
 	epoch    func() int64
 	m        *Metrics
 	log      zerolog.Logger
-	plans    *planCache
+	// plans is the advancer's: an approved claim starts consensus with
+	// the plan a claim created now would have.
+	plans *planCache
 }
 
 // CreatorParams is what NewClaimCreator wires together.
@@ -39,7 +41,8 @@ type CreatorParams struct {
 	Claims ClaimConfig
 	// Directory answers which agents are live.
 	Directory *AgentDirectory
-	// Advancer takes the claims nobody is asked to bid on.
+	// Advancer takes the claims nobody is asked to bid on, and holds the
+	// bid plans both start consensus with.
 	Advancer *ClaimAdvancer
 	// Epoch reports the leader epoch every write is made under.
 	Epoch   func() int64
@@ -53,7 +56,7 @@ type CreatorParams struct {
 func NewClaimCreator(p CreatorParams) *ClaimCreator {
 	return &ClaimCreator{bb: p.Client, cfg: p.Config, claims: p.Claims, dir: p.Directory, advancer: p.Advancer, epoch: p.Epoch, m: p.Metrics,
 		log:   p.Log.With().Str("component", "claim_creator").Logger(),
-		plans: newPlanCache(p.Directory, p.Claims.Rules, !p.Config.AskRuleBids)}
+		plans: p.Advancer.plans}
 }
 
 // OnArtefact creates the claim for the artefact an artefact_created event

@@ -86,6 +86,13 @@ type ClaimConfig struct {
 	// Approvals is the approval gate (sett.yml approvals); its zero value
 	// gates nothing.
 	Approvals config.ApprovalsConfig
+	// AskRuleBids sends bid requests to every live consumer, also those
+	// whose claim or exclusive bid their rules decide (no bid_script, not
+	// reviewers). Zero, the default, records those bids instead of asking
+	// when consensus starts: the creator's when it creates a claim, the
+	// advancer's when an approved claim leaves pending_approval
+	// (orchestrator.decide_rule_bids: false sets it).
+	AskRuleBids bool
 	// Retry is each agent's retry policy for tool failures;
 	// ReviewRetry the same for its review grants (retried once unless
 	// the agent sets retry.max_attempts itself). An agent missing from
@@ -130,12 +137,6 @@ type CreatorConfig struct {
 	// MaxWorkflowTokens is the token budget of one workflow; zero means
 	// no limit.
 	MaxWorkflowTokens int64
-	// AskRuleBids sends bid requests to every live consumer, also those
-	// whose claim or exclusive bid their rules decide (no bid_script, not
-	// reviewers). Zero, the default, records those bids when the claim is
-	// created instead of asking (orchestrator.decide_rule_bids: false
-	// sets it).
-	AskRuleBids bool
 	// NoBidGrants leaves every grant to the orchestrator: claims carry no
 	// GrantPlan, so the last expected bid never grants in its own script
 	// (the orchestrator daemon's --disable-bid-grants; for comparison and
@@ -208,6 +209,7 @@ func ConfigFrom(c *config.Config) Config {
 			MaxConcurrentClaims: o.MaxConcurrentClaims,
 			Rules:               rules,
 			Approvals:           c.Approvals,
+			AskRuleBids:         !o.DecideRuleBids,
 			Retry:               retry,
 			ReviewRetry:         reviewRetry,
 		},
@@ -225,7 +227,6 @@ func ConfigFrom(c *config.Config) Config {
 			MaxWorkflowArtefacts: o.MaxWorkflowArtefacts,
 			MaxChainDepth:        o.MaxChainDepth,
 			MaxWorkflowTokens:    o.MaxWorkflowTokens,
-			AskRuleBids:          !o.DecideRuleBids,
 		},
 		Events:          EventLoopConfig{Sweep: config.DefaultReconcileEvery, DeadLetterAfter: o.DeadLetterAfter},
 		Reconciler:      ReconcilerConfig{Every: config.DefaultReconcileEvery, Rate: o.ReconcileRate},

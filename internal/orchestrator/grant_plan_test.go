@@ -43,9 +43,9 @@ func TestClaimsCarryAGrantPlan(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: off, AskRuleBids: true},
+			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: off},
 				Agents: map[string]string{"coder": "coder"},
-				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second,
+				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: 10 * time.Second, AskRuleBids: true,
 					// The coder's configured rules: the orchestrator predicts
 					// its bid from them to plan the grant in the bid.
 					Rules: map[string]bidding.Rules{"coder": {Role: "coder", Strategy: blackboard.BidExclusive}},
