@@ -215,12 +215,11 @@ func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.Gra
 // decide, recorded with the claim (bids), so the consensus the
 // orchestrator would reach right after creating it is known now. It is
 // nil when that consensus is not a grant to one agent alone (a dead end,
-// several parallel agents, a wait for absent consumers), when the bid
-// grants are off (--disable-bid-grants), or when the claim is a repeat
-// of one already created (a repeat writes nothing, so the plan is
-// harmless). The script still holds the grant for the scheduler (paused,
-// a contested max_concurrent_claims slot), and the orchestrator then
-// decides as it always did.
+// several parallel agents, a wait for absent consumers) or when the bid
+// grants are off (--disable-bid-grants). A repeat of a claim already
+// created writes nothing, its plan included. The script still holds the
+// grant for the scheduler (paused, a contested max_concurrent_claims
+// slot), and the orchestrator then decides as it always did.
 func (c *ClaimCreator) decidedGrant(plan bidPlan, bids map[string]blackboard.Bid, typ string) *blackboard.GrantPlan {
 	if c.cfg.NoBidGrants || len(plan.Bidders) > 0 || len(plan.Absent) > 0 || len(bids) == 0 {
 		return nil

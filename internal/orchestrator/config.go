@@ -139,8 +139,9 @@ type CreatorConfig struct {
 	MaxWorkflowTokens int64
 	// NoBidGrants leaves every grant to the orchestrator: claims carry no
 	// GrantPlan, so the last expected bid never grants in its own script
-	// (the orchestrator daemon's --disable-bid-grants; for comparison and
-	// debugging).
+	// and a claim whose bids the rules all decide is not granted by the
+	// script creating it (the orchestrator daemon's --disable-bid-grants;
+	// for comparison and debugging).
 	NoBidGrants bool
 	// NoResultCompletion leaves every claim completion to the
 	// orchestrator: claims carry no finish plan, so a result never

@@ -59,3 +59,57 @@ func TestRuleDecidedGrantNeverTakenFailsNamingTheAgent(t *testing.T) {
 		t.Fatalf("workflow %+v (%v), want failed naming wedged", w, err)
 	}
 }
+
+// TestDecidedGrantIsWrittenWithTheClaim: when the agents' rules decide
+// every bid, the claim is granted by the script that creates it
+// (granted_by=rules), the consensus the orchestrator would reach on its
+// next read; with the bid grants off (--disable-bid-grants) the
+// orchestrator reads the claim and grants it itself. Either way the grant
+// is the same: the exclusive agent, attempt 1, one grant message.
+func TestDecidedGrantIsWrittenWithTheClaim(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		off       bool
+		grantedBy string
+	}{
+		{"by the creating script", false, "rules"},
+		{"by the orchestrator with bid grants off", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, Config{Creator: CreatorConfig{NoBidGrants: tc.off},
+				Agents: map[string]string{"coder": "coder", "critic": "critic"},
+				Claims: ClaimConfig{BidTimeout: time.Hour, LeaseTTL: time.Minute, Rules: map[string]bidding.Rules{
+					"coder":  {Role: "coder", Strategy: blackboard.BidExclusive},
+					"critic": {Role: "critic", Strategy: blackboard.BidIgnore}}}})
+			_, claimID := f.goal()
+			cl := f.claim(claimID)
+			if cl.Status != blackboard.ClaimPendingExclusive || cl.GrantedExclusiveAgent != "coder" || cl.Attempts != 1 {
+				t.Fatalf("claim %s to %q, attempt %d; want pending_exclusive to coder, attempt 1", cl.Status, cl.GrantedExclusiveAgent, cl.Attempts)
+			}
+			evs, err := f.bb.ReadEvents(ctx, "0", 1000, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var granted []blackboard.Event
+			for _, e := range evs {
+				if e.Type == blackboard.EventClaimGranted && e.ClaimID == claimID {
+					granted = append(granted, e)
+				}
+			}
+			if len(granted) != 1 || granted[0].Field("agents") != "coder" || granted[0].Field("granted_by") != tc.grantedBy {
+				t.Fatalf("claim_granted events %+v; want one to coder, granted_by %q", granted, tc.grantedBy)
+			}
+			in, err := f.bb.Inbox(ctx, "coder", "cub-coder")
+			if err != nil {
+				t.Fatal(err)
+			}
+			grants, err := in.NextGrants(ctx, 10, 0)
+			if err != nil || len(grants) != 1 || grants[0].ClaimID != claimID {
+				t.Fatalf("coder's grants %+v (%v), want the one grant of %s", grants, err, claimID)
+			}
+		})
+	}
+}
