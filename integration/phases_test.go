@@ -67,12 +67,12 @@ func TestThreePhaseHappyPath(t *testing.T) {
 		len(cl.GrantedParallelAgents) != 1 || cl.GrantedParallelAgents[0] != "auditor" || cl.GrantedExclusiveAgent != "coder" {
 		t.Errorf("plan claim = %+v; want complete with review=[reviewer] parallel=[auditor] exclusive=coder", cl)
 	}
-	// The goal's only consumer was granted by the orchestrator right
-	// after the claim's creation recorded the bid its rules decide
-	// (decide_rule_bids, the default: nobody was asked, so no bid's
-	// script grants); the plan's later phases by the orchestrator at each
-	// boundary (its review grant only when the reviewer, the one agent
-	// asked, granted by its own bid).
+	// The goal's only consumer was granted by the script creating the
+	// claim, which recorded the bid its rules decide (decide_rule_bids,
+	// the default: nobody was asked, so the grant is known at creation:
+	// granted_by=rules); the plan's later phases by the orchestrator at
+	// each boundary (its review grant only when the reviewer, the one
+	// agent asked, granted by its own bid).
 	by := map[string][]string{}
 	for _, e := range s.Events(blackboard.EventClaimGranted) {
 		switch e.ClaimID {
@@ -84,7 +84,7 @@ func TestThreePhaseHappyPath(t *testing.T) {
 			}
 		}
 	}
-	if want := map[string][]string{"goal exclusive": {""}, "plan parallel": {""}, "plan exclusive": {""}}; !reflect.DeepEqual(by, want) {
+	if want := map[string][]string{"goal exclusive": {"rules"}, "plan parallel": {""}, "plan exclusive": {""}}; !reflect.DeepEqual(by, want) {
 		t.Errorf("grants → granted_by = %v, want %v", by, want)
 	}
 	// The review and the audit note come before the code change: phases run in order.
