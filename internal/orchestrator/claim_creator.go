@@ -198,16 +198,24 @@ func (c *ClaimCreator) grantPlan(plan bidPlan, typ, role string) *blackboard.Gra
 		}
 		expect[agent] = bid
 	}
-	in := c.advancer.consensusInput(&blackboard.ClaimState{
-		Claim: &blackboard.Claim{ExpectedBidders: plan.Bidders, BidDeadlineMs: 1}, Bids: expect, NowMs: 0})
-	d := decideConsensus(in)
+	return c.planOf(&blackboard.Claim{ExpectedBidders: plan.Bidders, BidDeadlineMs: 1}, expect, expect)
+}
+
+// planOf is the GrantPlan of the consensus the orchestrator reaches on
+// claim cl (before its bid deadline) with bids, or nil when that is not a
+// grant to one agent alone; expect is the plan's Expect.
+func (c *ClaimCreator) planOf(cl *blackboard.Claim, bids, expect map[string]blackboard.Bid) *blackboard.GrantPlan {
+	d := decideConsensus(c.advancer.consensusInput(&blackboard.ClaimState{Claim: cl, Bids: bids, NowMs: 0}))
 	if d.Step != stepGrant || len(d.Agents) != 1 {
 		return nil
 	}
-	info := phaseInfo[d.Phase]
+	agent, info := d.Agents[0], phaseInfo[d.Phase]
+	if expect == nil {
+		expect = map[string]blackboard.Bid{agent: bids[agent]}
+	}
 	return &blackboard.GrantPlan{MaxConcurrentClaims: c.claims.MaxConcurrentClaims, LeaseCheck: c.claims.LeaseTTL + leaseMargin,
-		Expect: expect, Agent: d.Agents[0], Phase: info.name, Kind: info.grant,
-		MaxAttempts: c.claims.retryPolicy(d.Agents[0], info.grant).Attempts()}
+		Expect: expect, Agent: agent, Phase: info.name, Kind: info.grant,
+		MaxAttempts: c.claims.retryPolicy(agent, info.grant).Attempts()}
 }
 
 // decidedGrant is the grant to apply at creation (NewClaim.GrantNow) of
@@ -224,17 +232,9 @@ func (c *ClaimCreator) decidedGrant(plan bidPlan, bids map[string]blackboard.Bid
 	if c.cfg.NoBidGrants || len(plan.Bidders) > 0 || len(plan.Absent) > 0 || len(bids) == 0 {
 		return nil
 	}
-	in := c.advancer.consensusInput(&blackboard.ClaimState{
-		Claim: &blackboard.Claim{BidDeadlineMs: 1, ArtefactType: typ}, Bids: bids, NowMs: 0})
-	d := decideConsensus(in)
-	if d.Step != stepGrant || len(d.Agents) != 1 {
-		return nil
-	}
-	agent := d.Agents[0]
-	info := phaseInfo[d.Phase]
-	return &blackboard.GrantPlan{MaxConcurrentClaims: c.claims.MaxConcurrentClaims, LeaseCheck: c.claims.LeaseTTL + leaseMargin,
-		Expect: map[string]blackboard.Bid{agent: bids[agent]}, Agent: agent, Phase: info.name, Kind: info.grant,
-		MaxAttempts: c.claims.retryPolicy(agent, info.grant).Attempts()}
+	// The script writes the bids itself: the plan need only name the
+	// granted agent's.
+	return c.planOf(&blackboard.Claim{BidDeadlineMs: 1, ArtefactType: typ}, bids, nil)
 }
 
 // approvalTimeout is how long an approval in this workflow waits: the
