@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/blackboard"
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/runtime"
 )
@@ -141,76 +142,24 @@ func (a *App) withBlackboardAs(ctx context.Context, access instance.Access, fn f
 // runtime created the instance's ACL users (the record names them): the
 // people's user by default, the read-only user for commands that only
 // read, the admin for maintenance. --redis-url, SETT_REDIS_URL and an
-// external Redis's settings are used as given.
+// external Redis's settings are used as given. connect.Resolve decides
+// (the client API's DialEnv shares it); a missing instance is explained
+// with what the runtimes know (explainNoInstance).
 func (a *App) ConnectAs(ctx context.Context, access instance.Access) (*blackboard.Client, *instance.Record, error) {
-	url := a.redisURL
-	if url == "" {
-		url = a.env("SETT_REDIS_URL")
+	t, err := connect.Resolve(connect.Request{Dir: a.Dir, URL: a.redisURL, Instance: a.name, LookupEnv: a.LookupEnv,
+		Access: access, NameHint: "pass --name",
+		ExplainNoInstance: func(err error) error { return explainNoInstance(ctx, a, err) }})
+	var noName *connect.NoNameError
+	if errors.As(err, &noName) {
+		return nil, nil, usageError("%v", err)
 	}
-	name := a.InstanceName()
-	var rec *instance.Record
-	var findErr error
-	if url == "" || name == "" {
-		rec, findErr = instance.Find(a.Workspace(), name)
-	}
-	if url == "" && findErr != nil && isNoInstance(findErr) {
-		// No instance record here: a compose stack's .env may name one.
-		st, ok, err := composeStackIn(a.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ok && (name == "" || name == st.Instance) {
-			a.dialled = st.Where()
-			bb, err := blackboard.Dial(ctx, st.RedisURL(), blackboard.Options{Instance: st.Instance, OpTimeout: a.opTimeout})
-			if err != nil {
-				return nil, nil, fmt.Errorf("cannot reach the Redis of the %s: %w (is the stack up? `docker-compose ps` in %s)", st.Where(), err, st.Dir)
-			}
-			return bb, nil, nil
-		}
-	}
-	if url == "" {
-		// The record's workspace holds the sett.yml the instance was
-		// started with; without a record, the one here may still name
-		// an external Redis.
-		ws, recURL := a.Workspace(), ""
-		if rec != nil {
-			ws, recURL = rec.Workspace, rec.RedisURL
-		}
-		t, err := loadRedisTarget(ws, recURL, a.LookupEnv)
-		var cfgErr *configError
-		switch {
-		case errors.As(err, &cfgErr) && rec != nil:
-			// The record's URL reaches a Redis the runtime started.
-		case cfgErr != nil:
-			// Whatever the file meant to name, there is no instance to
-			// fall back to: say both.
-			return nil, nil, fmt.Errorf("%w; and %s cannot be read: %v", explainNoInstance(ctx, a, findErr), configPathIn(ws), cfgErr)
-		case err != nil:
-			return nil, nil, err
-		}
-		if t != nil {
-			bb, err := a.connectTarget(ctx, t, rec)
-			if err != nil {
-				return nil, nil, err
-			}
-			return bb, rec, nil
-		}
-	}
-	if url == "" || name == "" {
-		if findErr != nil {
-			return nil, nil, explainNoInstance(ctx, a, findErr)
-		}
-		if url == "" {
-			url = rec.URLFor(access)
-		}
-		if name == "" {
-			name = rec.Name
-		}
-	}
-	hashTag := rec != nil && rec.HashTag
-	bb, err := blackboard.Dial(ctx, url, blackboard.Options{Instance: name, HashTag: hashTag, OpTimeout: a.opTimeout})
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the Redis of instance %s: %w (is it running? %s)", name, err, restartHint(rec, name))
+		return nil, nil, err
 	}
-	return bb, rec, nil
+	a.dialled = t.Where
+	bb, err := t.Dial(ctx, blackboard.Options{OpTimeout: a.opTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	return bb, t.Record, nil
 }

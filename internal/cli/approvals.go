@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/blackboard"
-	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/textcut"
 )
 
@@ -147,7 +147,9 @@ the goal, as for a plan moved to the vault's Rejected/ folder.`,
 		Args: exactArgs(1, "give the id of the artefact to reject (see `sett approvals`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(f.reason) == "" {
-				if !learnerConfigured(app) {
+				// A broken sett.yml names no learner: the usage error
+				// below says what to do either way.
+				if learner, _ := connect.LearnerConfigured(app.Workspace()); !learner {
 					return usageError("a rejection needs --reason TEXT: it is the feedback the author gets and what Sett learns from (it is optional only when sett.yml names a learner, orchestrator.learner)")
 				}
 				f.reasonOptional = true
@@ -326,12 +328,4 @@ func waitApplied(ctx context.Context, bb *blackboard.Client, claimID, since stri
 			since = e.StreamID
 		}
 	}
-}
-
-// learnerConfigured reports whether the instance's sett.yml names a
-// learner, which works out the learning of a rejection given without a
-// reason.
-func learnerConfigured(app *App) bool {
-	cfg, _, err := config.Load(configPathIn(app.Workspace()))
-	return err == nil && cfg.Orchestrator.Learner != ""
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,121 +9,22 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/instance"
 )
 
-// The compose stack (docker-compose.yml of the Sett repository) reads its
-// settings from .env next to the compose file, as both docker-compose (v1)
-// and docker compose (v2) do. `sett init --compose` (or `make
-// compose-env`) writes that file; the sett commands run in its directory
-// find the stack from it, without --redis-url or --name.
-const (
-	composeEnvFile  = ".env"
-	composeFile     = "docker-compose.yml"
-	composeInstance = "compose" // SETT_INSTANCE's default in docker-compose.yml
-	// composeWorkspaceDir is the workspace `sett init --compose` makes
-	// next to the compose file, unless --workspace names another.
-	composeWorkspaceDir = "workspace"
-)
+// The compose stack's files and the stack itself (connect.ComposeStack)
+// are package connect's, which finds the stack for every command run in
+// its directory; this file writes them (`sett init --compose`).
 
-// composeStack is a compose stack as its .env describes it.
-type composeStack struct {
-	Dir       string // the directory of docker-compose.yml and .env
-	Project   string // COMPOSE_PROJECT_NAME
-	Instance  string // SETT_INSTANCE
-	Password  string // SETT_REDIS_PASSWORD
-	Port      int    // SETT_REDIS_PORT
-	Workspace string // SETT_WORKSPACE_DIR
-}
-
-// RedisURL reaches the stack's Redis from the host.
-func (s *composeStack) RedisURL() string {
-	u := url.URL{Scheme: "redis", User: url.UserPassword("", s.Password), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)), Path: "/0"}
-	return u.String()
-}
-
-// Where describes the stack without its password.
-func (s *composeStack) Where() string {
-	return fmt.Sprintf("compose project %s (Redis 127.0.0.1:%d, from %s)", s.Project, s.Port, filepath.Join(s.Dir, composeEnvFile))
-}
-
-// parseDotEnv reads KEY=VALUE lines as Compose does for the simple values
-// `sett init --compose` writes: comments and blank lines are skipped, an
-// optional "export " prefix and matching quotes around the value are
-// removed.
-func parseDotEnv(b []byte) map[string]string {
-	env := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		env[k] = v
-	}
-	return env
-}
-
-// composeStackFromEnv reads the stack's settings from the .env of dir;
-// ok is false when the file does not describe a Sett compose stack (no
-// SETT_REDIS_PASSWORD). A stack without a port or with a bad one is an
-// error that says how to fix it.
-func composeStackFromEnv(dir string, env map[string]string) (s *composeStack, ok bool, err error) {
-	pw := env["SETT_REDIS_PASSWORD"]
-	if pw == "" {
-		return nil, false, nil
-	}
-	s = &composeStack{Dir: dir, Project: env["COMPOSE_PROJECT_NAME"], Instance: env["SETT_INSTANCE"], Password: pw,
-		Workspace: env["SETT_WORKSPACE_DIR"]}
-	if s.Project == "" {
-		s.Project = filepath.Base(dir) // Compose's default project name
-	}
-	if s.Instance == "" {
-		s.Instance = composeInstance
-	}
-	port := env["SETT_REDIS_PORT"]
-	if port == "" {
-		port = "6379" // docker-compose.yml's default before .env named it
-	}
-	p, perr := strconv.Atoi(port)
-	if perr != nil || p < 1 || p > 65535 {
-		return nil, false, fmt.Errorf("%s: SETT_REDIS_PORT=%q is not a port: set a free one (or regenerate the file with `sett init --compose --force`)",
-			filepath.Join(dir, composeEnvFile), port)
-	}
-	s.Port = p
-	return s, true, nil
-}
-
-// composeStackIn is the compose stack of dir: docker-compose.yml and a
-// .env that names a Redis password. ok is false when dir has none.
-func composeStackIn(dir string) (*composeStack, bool, error) {
-	if _, err := os.Stat(filepath.Join(dir, composeFile)); err != nil {
-		return nil, false, nil
-	}
-	b, err := os.ReadFile(filepath.Join(dir, composeEnvFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", filepath.Join(dir, composeEnvFile), err)
-	}
-	return composeStackFromEnv(dir, parseDotEnv(b))
-}
+// composeWorkspaceDir is the workspace `sett init --compose` makes next
+// to the compose file, unless --workspace names another.
+const composeWorkspaceDir = "workspace"
 
 // composeProjectName is a project name unique to dir: "sett-", the
 // directory's name as an instance name, and a hash of its path, so that
@@ -202,10 +101,10 @@ func freePort(first int) (int, error) {
 // workspace. An existing .env is kept unless force; with force its Redis
 // password is kept (the stack's Redis volume was made with it).
 func initCompose(out io.Writer, dir, workspace string, force bool) error {
-	if _, err := os.Stat(filepath.Join(dir, composeFile)); err != nil {
-		return fmt.Errorf("no %s in %s: run `sett init --compose` in the directory of the compose file (the root of the Sett repository)", composeFile, dir)
+	if _, err := os.Stat(filepath.Join(dir, connect.ComposeFile)); err != nil {
+		return fmt.Errorf("no %s in %s: run `sett init --compose` in the directory of the compose file (the root of the Sett repository)", connect.ComposeFile, dir)
 	}
-	envPath := filepath.Join(dir, composeEnvFile)
+	envPath := filepath.Join(dir, connect.ComposeEnvFile)
 	old, err := os.ReadFile(envPath)
 	switch {
 	case err == nil && !force:
@@ -213,7 +112,7 @@ func initCompose(out io.Writer, dir, workspace string, force bool) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	password := parseDotEnv(old)["SETT_REDIS_PASSWORD"]
+	password := connect.ParseDotEnv(old)["SETT_REDIS_PASSWORD"]
 	if password == "" {
 		if password, err = randomHex(24); err != nil {
 			return err
@@ -230,7 +129,7 @@ func initCompose(out io.Writer, dir, workspace string, force bool) error {
 	}
 	workspace = filepath.Clean(workspace)
 	if rel, err := filepath.Rel(workspace, dir); err == nil && !strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("--workspace %s contains %s: the agents would see %s (the Redis password) and the Sett sources; choose a directory of its own", workspace, dir, composeEnvFile)
+		return fmt.Errorf("--workspace %s contains %s: the agents would see %s (the Redis password) and the Sett sources; choose a directory of its own", workspace, dir, connect.ComposeEnvFile)
 	}
 	uid, gid := composeUser(os.Getuid(), os.Getgid())
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
@@ -250,7 +149,7 @@ func initCompose(out io.Writer, dir, workspace string, force bool) error {
 	if err != nil {
 		return err
 	}
-	text := renderComposeEnv(composeEnvSettings{Project: composeProjectName(dir), Instance: composeInstance, Password: password,
+	text := renderComposeEnv(composeEnvSettings{Project: composeProjectName(dir), Instance: connect.ComposeInstance, Password: password,
 		Workspace: workspace, ConfigFile: "./sett.yml.example", Port: port, UID: uid, GID: gid, ConsolePort: consolePort, UIToken: token})
 	tmp := envPath + ".tmp"
 	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {

@@ -174,16 +174,3 @@ func (a *App) now() time.Time {
 	}
 	return a.Now()
 }
-
-// restartHint says how to check and start the instance a command could
-// not reach, with its --name and, when the record knows it, --runtime: a
-// bare `sett up` could start another, empty instance.
-func restartHint(rec *instance.Record, name string) string {
-	if rec != nil {
-		return fmt.Sprintf("try `sett list`, or `sett up --name %s --runtime %s`", rec.Name, rec.Runtime)
-	}
-	if name != "" {
-		return fmt.Sprintf("try `sett list`, or `sett up --name %s` in its workspace", name)
-	}
-	return "try `sett list`"
-}

@@ -188,19 +188,3 @@ func TestDownPurgeForgetsAStoppedInstance(t *testing.T) {
 		t.Errorf("sett list still shows the purged instance:\n%s", out)
 	}
 }
-
-func TestRestartHintNamesTheInstance(t *testing.T) {
-	for _, tt := range []struct {
-		rec  *instance.Record
-		name string
-		want string
-	}{
-		{&instance.Record{Name: "x", Runtime: "local"}, "x", "`sett up --name x --runtime local`"},
-		{nil, "y", "`sett up --name y` in its workspace"},
-		{nil, "", "`sett list`"},
-	} {
-		if got := restartHint(tt.rec, tt.name); !strings.Contains(got, tt.want) {
-			t.Errorf("restartHint(%+v, %q) = %q, want it to contain %q", tt.rec, tt.name, got, tt.want)
-		}
-	}
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/redisconn"
 )
@@ -131,7 +132,7 @@ func redisCLITargetOf(app *App) (redisCLITarget, error) {
 	}
 	if findErr != nil && isNoInstance(findErr) {
 		// No instance record here: a compose stack's .env may name one.
-		st, ok, err := composeStackIn(app.Dir)
+		st, ok, err := connect.ComposeStackIn(app.Dir)
 		if err != nil {
 			return redisCLITarget{}, err
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/settdev/sett/internal/blackboard"
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/instance"
 	"github.com/settdev/sett/internal/termsafe"
 )
@@ -157,7 +157,8 @@ func runStatus(cmd *cobra.Command, app *App, format string) error {
 	out := cmd.OutOrStdout()
 	bb, rec, err := app.Connect(ctx)
 	if err != nil {
-		if errors.Is(err, instance.ErrNoInstance) || errors.Is(err, blackboard.ErrInvalid) || strings.HasPrefix(err.Error(), "instance:") {
+		if errors.Is(err, instance.ErrNoInstance) || errors.Is(err, blackboard.ErrInvalid) || errors.Is(err, config.ErrEnv) ||
+			strings.HasPrefix(err.Error(), "instance:") {
 			return err
 		}
 		// The instance is known but its Redis does not answer: that is
@@ -207,16 +208,14 @@ func redisURLOf(app *App, rec *instance.Record) string {
 	return ""
 }
 
-// redactedURL hides the password of a Redis URL.
-func redactedURL(raw string) string {
-	if raw == "" {
-		return ""
+// redisShown is the Redis a command reached (or tried), for `sett status`:
+// the external topology or compose stack it dialled, else the redacted
+// URL.
+func (a *App) redisShown(rec *instance.Record) string {
+	if a.dialled != "" {
+		return a.dialled
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	return u.Redacted()
+	return connect.RedactURL(redisURLOf(a, rec))
 }
 
 // configuredAgents reads the agents of the workspace's sett.yml: their

@@ -4,6 +4,11 @@
 // (including a workflow's final artefacts), watch a workflow's events as
 // they happen, and decide the approvals that wait for a human.
 //
+// A program connects with the URL and instance `sett status` shows
+// (Dial), with a Redis's topology, TLS and ACL user (DialConn), or as the
+// sett command run in a directory does, from the environment, the
+// workspace's sett.yml and its instance records (DialEnv).
+//
 // It is a small facade over the engine (internal/blackboard), which the
 // orchestrator and the cubs use; the records a client reads are the
 // engine's own types, so nothing is copied or converted. Engine

@@ -33,6 +33,23 @@ func Example_postGoal() {
 	// Output: workflow true running
 }
 
+// Connect as the sett command does, with no settings of the program's
+// own: DialEnv resolves the Redis and the instance from the environment,
+// the workspace's sett.yml and its instance records, in the order its
+// documentation gives. Here SETT_REDIS_URL and SETT_INSTANCE name them,
+// as for a program run beside an instance started elsewhere.
+func ExampleDialEnv() {
+	ctx := context.Background()
+	bb, err := blackboard.DialEnv(ctx, blackboard.EnvOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer bb.Close()
+
+	fmt.Println("instance", bb.Instance() == os.Getenv("SETT_INSTANCE"))
+	// Output: instance true
+}
+
 // Watch a workflow: WatchWorkflow blocks on the event stream (it never
 // polls) and ends with the workflow's workflow_completed event; its final
 // artefacts are then its results. No orchestrator runs in this example,
@@ -83,8 +100,9 @@ func Example_watchWorkflow() {
 // Decide an approval: an instance whose approvals.required names an
 // artefact type holds each such artefact until a person approves or
 // rejects it. A rejection needs a reason: the author reworks from it,
-// and it becomes a learning. (gatePlan stands in for the orchestrator
-// and the planner agent.)
+// and it becomes a learning (RejectWithoutReason leaves it to a learner
+// agent, when the workspace's sett.yml names one). (gatePlan stands in
+// for the orchestrator and the planner agent.)
 func Example_decideApproval() {
 	ctx := context.Background()
 	bb, err := blackboard.Dial(ctx, os.Getenv("SETT_REDIS_URL"), blackboard.Options{Instance: os.Getenv("SETT_INSTANCE")})
