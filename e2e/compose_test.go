@@ -3,15 +3,23 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
 	"github.com/settdev/sett/internal/eventually"
+	"github.com/settdev/sett/internal/runtime"
+	"github.com/settdev/sett/internal/runtime/docker"
 	"github.com/settdev/sett/internal/stacktest"
 )
 
@@ -19,8 +27,10 @@ import (
 // (docker-compose, as Debian ships it): a copy of the repository's
 // docker-compose.yml and sett.yml.example in a fresh directory, `sett init
 // --compose` for .env, `docker-compose up -d`, and then `sett status` and
-// `sett redis-cli PING` from that directory without flags. Needs the
-// sett-*:local images (make images).
+// `sett redis-cli PING` from that directory without flags; `sett list`
+// shows the stack with its components as "docker (compose)", and `sett
+// down` refuses to stop it (it names `docker-compose down`) and leaves
+// every container running. Needs the sett-*:local images (make images).
 func TestComposeV1FromAFreshDirectory(t *testing.T) {
 	t.Parallel()
 	h := setup(t) // a Docker daemon is required, not optional
@@ -160,6 +170,91 @@ func TestComposeV1FromAFreshDirectory(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("console %s (token given: %v): %s, want %d", url, c.token != "", resp.Status, c.want)
 		}
+	}
+
+	// `sett list` finds the stack by its labels, as it finds what `sett
+	// up --runtime docker` starts: every component, healthy.
+	project := vars["COMPOSE_PROJECT_NAME"]
+	var listed runtime.Listing
+	if !eventually.Within(time.Minute, func() bool {
+		out, err := run(time.Minute, bin.Sett, "list", "-o", "json")
+		if err != nil {
+			t.Fatalf("sett list -o json: %v", err)
+		}
+		var ls []runtime.Listing
+		if err := json.Unmarshal([]byte(out), &ls); err != nil {
+			t.Fatalf("sett list -o json: %v", err)
+		}
+		listed = runtime.Listing{}
+		for _, l := range ls {
+			if l.ComposeProject == project {
+				listed = l
+			}
+		}
+		return listed.Status == "running"
+	}) {
+		t.Fatalf("sett list: the compose stack (project %s) is not listed as running: %+v", project, listed)
+	}
+	if listed.Name != "compose" || listed.Runtime != "docker" || listed.ManagedBy != "compose" || listed.ComposeDir != dir ||
+		listed.Workspace != filepath.Join(dir, "workspace") {
+		t.Errorf("sett list: %+v; want instance compose, runtime docker, managed by compose in %s", listed, dir)
+	}
+	var components []string
+	for name, state := range listed.Components {
+		components = append(components, name+"="+state)
+	}
+	sort.Strings(components)
+	if got, want := strings.Join(components, " "), "auditor=healthy coder=healthy console=healthy orchestrator=healthy planner=healthy redis=healthy reviewer=healthy"; got != want {
+		t.Errorf("sett list components: %s\nwant %s", got, want)
+	}
+	out, err = run(time.Minute, bin.Sett, "--no-color", "list")
+	if err != nil {
+		t.Fatalf("sett list: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^compose +docker \(compose\) +running +7/7 healthy +` + regexp.QuoteMeta(filepath.Join(dir, "workspace")) + ` *$`).MatchString(out) {
+		t.Errorf("sett list lacks the row of the compose stack")
+	}
+	if !strings.Contains(out, "stop it with `docker-compose down` in "+dir) {
+		t.Errorf("sett list does not say how to stop the compose stack")
+	}
+
+	// `sett down` does not stop it behind Compose's back, whether it
+	// names the instance or finds it from .env, and says what to run.
+	for _, args := range [][]string{{"down", "--name", "compose"}, {"down", "--purge"}} {
+		out, err := run(time.Minute, bin.Sett, args...)
+		if err == nil {
+			t.Errorf("sett %s: succeeded; want a refusal", strings.Join(args, " "))
+		}
+		if !strings.Contains(out, "managed by Docker Compose") || !strings.Contains(out, "in "+dir) {
+			t.Errorf("sett %s: the refusal does not name the stack's directory", strings.Join(args, " "))
+		}
+		want := "`docker-compose down`"
+		if args[1] == "--purge" {
+			want = "`docker-compose down -v`"
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("sett %s: the refusal does not say to run %s", strings.Join(args, " "), want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := h.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", docker.LabelComposeProject+"="+project)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, c := range cs.Items {
+		if c.State == container.StateRunning {
+			running++
+		}
+	}
+	if len(cs.Items) != 7 || running != 7 {
+		t.Errorf("after sett down: %d of %d containers of the stack run, want all 7", running, len(cs.Items))
+	}
+	vs, err := h.cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", docker.LabelComposeProject+"="+project)})
+	if err != nil || len(vs.Items) != 1 {
+		t.Errorf("after sett down --purge: the stack's volume: %d, %v; want it kept", len(vs.Items), err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/settdev/sett/internal/config"
+	"github.com/settdev/sett/internal/connect"
 	"github.com/settdev/sett/internal/instance"
 )
 
@@ -32,7 +33,11 @@ of this workspace, or --name.
 
 Its Redis data is kept, so the next 'sett up' with the same name continues
 with every artefact and the whole audit trail. --purge deletes the data as
-well, also for an instance that an earlier 'sett down' stopped.`,
+well, also for an instance that an earlier 'sett down' stopped.
+
+A stack that Docker Compose started (docker-compose.yml; 'sett list' shows
+it as "docker (compose)") is not stopped: 'sett down' refuses and names the
+'docker-compose down' to run in the stack's directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDown(cmd, app, purge)
@@ -106,9 +111,13 @@ func downWithoutRecord(cmd *cobra.Command, app *App, ws string, purge bool, notF
 		return err
 	}
 	if app.InstanceName() == "" && fileInstance == "" {
-		// The workspace's only remembered instance, as `sett up` reuses it.
+		// The workspace's only remembered instance, as `sett up` reuses it;
+		// else the compose stack of this directory, as `sett status` finds
+		// it (the Docker runtime refuses to stop that one, and says how).
 		if recs, err := instance.InWorkspace(ws); err == nil && len(recs) == 1 {
 			name = recs[0].Name
+		} else if st, ok, err := connect.ComposeStackIn(app.Dir); err == nil && ok {
+			name = st.Instance
 		}
 	}
 	out := cmd.OutOrStdout()

@@ -126,7 +126,7 @@ func decideUpIdentity(req upIdentityRequest, known []knownInstance) (upIdentity,
 // knownInstances gathers the instances of workspace that Sett remembers:
 // its records (stopped ones included) and what each runtime lists there
 // (a runtime that cannot answer, such as Docker without a daemon, is left
-// out). A runtime's status wins over a record's.
+// out), compose stacks excepted. A runtime's status wins over a record's.
 func knownInstances(ctx context.Context, app *App, workspace string) []knownInstance {
 	byKey := map[string]knownInstance{}
 	var order []string
@@ -155,6 +155,12 @@ func knownInstances(ctx context.Context, app *App, workspace string) []knownInst
 			continue
 		}
 		for _, l := range ls {
+			// A compose stack on this workspace is Compose's to start:
+			// `sett up` neither reuses its name nor restarts it (the
+			// Docker runtime refuses to start beside it, and says so).
+			if l.ManagedBy != "" {
+				continue
+			}
 			if filepath.Clean(l.Workspace) == ws {
 				put(knownInstance{Name: l.Name, Runtime: l.Runtime, Workspace: l.Workspace, Status: l.Status})
 			}

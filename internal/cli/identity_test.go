@@ -188,3 +188,19 @@ func TestDownPurgeForgetsAStoppedInstance(t *testing.T) {
 		t.Errorf("sett list still shows the purged instance:\n%s", out)
 	}
 }
+
+// A compose stack whose workspace is this one is not an instance `sett
+// up` reuses: a bare `sett up` there asks for the workspace's own
+// instance, not for the stack's name on the docker runtime.
+func TestUpDoesNotReuseAComposeStacksName(t *testing.T) {
+	ws := lifecycleWorkspace(t, lifecycleConfig)
+	dock := &stubRuntime{name: "docker", upRec: recordFor("docker"), listing: []runtime.Listing{{Name: "compose", Runtime: "docker",
+		Workspace: ws, Status: "stopped", ManagedBy: runtime.ManagedByCompose, ComposeProject: "p"}}}
+	loc := &stubRuntime{name: "local", upRec: recordFor("local")}
+	if _, _, err := runLifecycle(t, ws, map[string]runtime.Runtime{"local": loc, "docker": dock}, nil, "up", "--runtime", "local"); err != nil {
+		t.Fatalf("sett up: %v", err)
+	}
+	if len(loc.upSpecs) != 1 || loc.upSpecs[0].Name != instance.DeriveName(ws) || len(dock.upSpecs) != 0 {
+		t.Errorf("Up calls: local %+v, docker %+v; want one local Up of %s", loc.upSpecs, dock.upSpecs, instance.DeriveName(ws))
+	}
+}

@@ -58,7 +58,10 @@ func runList(cmd *cobra.Command, app *App, output string) error {
 		if a.Runtime != b.Runtime {
 			return a.Runtime < b.Runtime
 		}
-		return a.Workspace < b.Workspace
+		if a.Workspace != b.Workspace {
+			return a.Workspace < b.Workspace
+		}
+		return a.ComposeProject < b.ComposeProject
 	})
 	if output == "json" {
 		if all == nil {
@@ -78,11 +81,52 @@ func writeListTable(w io.Writer, style outputStyle, ls []runtime.Listing) error 
 		return nil
 	}
 	t := newTable(w, style, "NAME", "RUNTIME", "STATUS", "COMPONENTS", "WORKSPACE")
+	var notes []string
 	for _, l := range ls {
-		t.row(cell{text: l.Name}, cell{text: l.Runtime}, cell{text: l.Status, colour: statusColour(l.Status)},
+		t.row(cell{text: l.Name}, cell{text: runtimeCell(l)}, cell{text: l.Status, colour: statusColour(l.Status)},
 			cell{text: componentsCell(l.Components)}, cell{text: l.Workspace})
+		if n := manageNote(l); n != "" {
+			notes = append(notes, n)
+		}
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	return nil
+}
+
+// runtimeCell is the RUNTIME of a listing: the runtime, and for a stack
+// that another tool manages that tool too — "docker (compose)": Docker
+// runs it, Compose stops it. (The JSON keeps runtime "docker" and says
+// managed_by "compose": see runtime.Listing.)
+func runtimeCell(l runtime.Listing) string {
+	if l.ManagedBy == "" {
+		return l.Runtime
+	}
+	return l.Runtime + " (" + l.ManagedBy + ")"
+}
+
+// manageNote says how to stop a listing that `sett down` leaves alone (a
+// compose stack); "" for the others.
+func manageNote(l runtime.Listing) string {
+	if l.ManagedBy != runtime.ManagedByCompose {
+		return ""
+	}
+	dir := "the directory of its docker-compose.yml"
+	if l.ComposeDir != "" {
+		dir = l.ComposeDir
+	}
+	project := ""
+	if l.ComposeProject != "" {
+		project = " project " + l.ComposeProject
+	}
+	return fmt.Sprintf("%s is the Docker Compose%s: stop it with `docker-compose down` in %s, not `sett down`.", l.Name, project, dir)
 }
 
 // componentsCell is "4/4 healthy", or that followed by the components

@@ -77,3 +77,76 @@ func TestListEmptyAndBadFormat(t *testing.T) {
 		t.Errorf("-o yaml: %v, want a usage error", err)
 	}
 }
+
+func TestListShowsHowToManageAComposeStack(t *testing.T) {
+	compose := runtime.Listing{Name: "compose", Runtime: "docker", Workspace: "/src/sett/workspace", Status: "running",
+		Components: map[string]string{"redis": "healthy", "orchestrator": "healthy", "coder": "healthy"},
+		ManagedBy:  runtime.ManagedByCompose, ComposeProject: "sett-sett-abc123", ComposeDir: "/src/sett"}
+	own := runtime.Listing{Name: "demo", Runtime: "docker", Workspace: "/w/demo", Status: "stopped", Components: map[string]string{}}
+	runtimes := map[string]runtime.Runtime{"docker": &stubRuntime{name: "docker", listing: []runtime.Listing{own, compose}}}
+
+	out, _, err := runLifecycle(t, t.TempDir(), runtimes, nil, "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "compose") || !strings.HasPrefix(lines[2], "demo") || lines[3] != "" {
+		t.Fatalf("table:\n%s", out)
+	}
+	if f := strings.Fields(lines[1]); f[1] != "docker" || f[2] != "(compose)" || f[3] != "running" {
+		t.Errorf("compose row: %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[1] != "docker" || f[2] != "stopped" {
+		t.Errorf("own row: %q", lines[2])
+	}
+	if want := "compose is the Docker Compose project sett-sett-abc123: stop it with `docker-compose down` in /src/sett, not `sett down`."; lines[4] != want {
+		t.Errorf("note %q\nwant %q", lines[4], want)
+	}
+
+	// JSON keeps runtime "docker" and adds the compose fields, which the
+	// other instances do not carry.
+	out, _, err = runLifecycle(t, t.TempDir(), runtimes, nil, "list", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(got) != 2 {
+		t.Fatalf("json: %s", out)
+	}
+	if c := got[0]; c["runtime"] != "docker" || c["managed_by"] != "compose" || c["compose_project"] != "sett-sett-abc123" || c["compose_dir"] != "/src/sett" {
+		t.Errorf("compose listing: %v", c)
+	}
+	for _, k := range []string{"managed_by", "compose_project", "compose_dir"} {
+		if _, ok := got[1][k]; ok {
+			t.Errorf("the instance sett up started has %s: %v", k, got[1])
+		}
+	}
+}
+
+func TestRuntimeCellAndManageNote(t *testing.T) {
+	tests := []struct {
+		name       string
+		l          runtime.Listing
+		cell, note string
+	}{
+		{"local", runtime.Listing{Name: "a", Runtime: "local"}, "local", ""},
+		{"docker", runtime.Listing{Name: "a", Runtime: "docker"}, "docker", ""},
+		{"compose", runtime.Listing{Name: "c", Runtime: "docker", ManagedBy: "compose", ComposeProject: "p", ComposeDir: "/d"},
+			"docker (compose)", "c is the Docker Compose project p: stop it with `docker-compose down` in /d, not `sett down`."},
+		{"compose, only its volume left", runtime.Listing{Name: "c", Runtime: "docker", ManagedBy: "compose", ComposeProject: "p"},
+			"docker (compose)", "c is the Docker Compose project p: stop it with `docker-compose down` in the directory of its docker-compose.yml, not `sett down`."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := runtimeCell(tc.l); got != tc.cell {
+				t.Errorf("runtimeCell = %q, want %q", got, tc.cell)
+			}
+			if got := manageNote(tc.l); got != tc.note {
+				t.Errorf("manageNote = %q\nwant %q", got, tc.note)
+			}
+		})
+	}
+}

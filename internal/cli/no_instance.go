@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
 )
 
 // noInstanceError says precisely why a command found no instance: the
@@ -39,6 +40,9 @@ func explainNoInstance(ctx context.Context, app *App, err error) error {
 			if !mine {
 				continue
 			}
+			if l.ManagedBy == runtime.ManagedByCompose {
+				return &noInstanceError{composeHint(l)}
+			}
 			if l.Status == "stopped" {
 				// The hint names the instance and its runtime: a bare
 				// `sett up` could start another, empty one on the default
@@ -54,6 +58,22 @@ func explainNoInstance(ctx context.Context, app *App, err error) error {
 		return &noInstanceError{fmt.Sprintf("no instance named %s: `sett list` shows the instances; `sett up --name %s` starts one here", name, name)}
 	}
 	return &noInstanceError{fmt.Sprintf("no instance in this workspace (%s): start one with `sett up`, or pass --name for another (`sett list` shows them)", ws)}
+}
+
+// composeHint is explainNoInstance for a compose stack: the sett commands
+// find it from the .env of its directory (not from its workspace), and
+// Compose, not `sett up`, starts it again.
+func composeHint(l runtime.Listing) string {
+	dir := "the directory of its docker-compose.yml"
+	if l.ComposeDir != "" {
+		dir = l.ComposeDir
+	}
+	if l.Status == "stopped" {
+		return fmt.Sprintf("instance %s is a Docker Compose stack (project %s) and is stopped: `docker-compose up -d` in %s starts it again with its data",
+			l.Name, l.ComposeProject, dir)
+	}
+	return fmt.Sprintf("instance %s is a Docker Compose stack (project %s, %s): run the command in %s, whose .env names it",
+		l.Name, l.ComposeProject, l.Status, dir)
 }
 
 // isNoInstance reports whether err is, or wraps, instance.ErrNoInstance.

@@ -14,6 +14,10 @@ func TestNoInstanceMessagesSayWhatIsTrue(t *testing.T) {
 	empty := map[string]runtime.Runtime{"local": &stubRuntime{name: "local"}}
 	stopped := map[string]runtime.Runtime{"local": &stubRuntime{name: "local",
 		listing: []runtime.Listing{{Name: "demo", Runtime: "local", Workspace: ws, Status: "stopped"}}}}
+	compose := map[string]runtime.Runtime{"docker": &stubRuntime{name: "docker", listing: []runtime.Listing{{Name: "compose", Runtime: "docker",
+		Workspace: "/src/sett/workspace", Status: "running", ManagedBy: runtime.ManagedByCompose, ComposeProject: "p", ComposeDir: "/src/sett"}}}}
+	composeStopped := map[string]runtime.Runtime{"docker": &stubRuntime{name: "docker", listing: []runtime.Listing{{Name: "compose", Runtime: "docker",
+		Workspace: "/src/sett/workspace", Status: "stopped", ManagedBy: runtime.ManagedByCompose, ComposeProject: "p"}}}}
 	tests := []struct {
 		name     string
 		runtimes map[string]runtime.Runtime
@@ -31,6 +35,11 @@ func TestNoInstanceMessagesSayWhatIsTrue(t *testing.T) {
 			want: "no instance in this workspace"},
 		{name: "logs of a stopped instance", runtimes: stopped, args: []string{"logs", "orchestrator"},
 			want: "is stopped"},
+		{name: "status --name of a compose stack", runtimes: compose, args: []string{"status", "--name", "compose"},
+			want: "instance compose is a Docker Compose stack (project p, running): run the command in /src/sett, whose .env names it"},
+		{name: "status --name of a stopped compose stack", runtimes: composeStopped, args: []string{"status", "--name", "compose"},
+			want:    "instance compose is a Docker Compose stack (project p) and is stopped: `docker-compose up -d` in the directory of its docker-compose.yml starts it again",
+			notWant: "sett up"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,13 +34,36 @@ type UpSpec struct {
 }
 
 // Listing is one instance as `sett list` shows it.
+//
+// A stack that Docker Compose started from the repository's
+// docker-compose.yml is listed by the Docker runtime like its own
+// instances, with Runtime "docker" (the Engine runs its containers, and
+// `sett list -o json` consumers that select by runtime keep finding it)
+// and ManagedBy "compose", which says how to manage it: `docker-compose`
+// in ComposeDir, not `sett down` (which refuses). The table shows its
+// runtime as "docker (compose)". The compose fields are omitted from the
+// JSON of every other instance, so the JSON only gained fields.
 type Listing struct {
 	Name       string            `json:"name"`
 	Runtime    string            `json:"runtime"`
 	Workspace  string            `json:"workspace"`
 	Status     string            `json:"status"`     // running | degraded | stopped
 	Components map[string]string `json:"components"` // component → state
+	// ManagedBy is ManagedByCompose for a compose stack, "" for an
+	// instance `sett up` started.
+	ManagedBy string `json:"managed_by,omitempty"`
+	// ComposeProject is the compose stack's project name
+	// (COMPOSE_PROJECT_NAME); "" for other instances.
+	ComposeProject string `json:"compose_project,omitempty"`
+	// ComposeDir is the compose stack's directory, where `docker-compose
+	// down` stops it; "" for other instances, and for a stack of which
+	// only the volume is left (Compose labels volumes with no directory).
+	ComposeDir string `json:"compose_dir,omitempty"`
 }
+
+// ManagedByCompose is Listing.ManagedBy of a stack Docker Compose
+// manages.
+const ManagedByCompose = "compose"
 
 // Runtime starts and stops instances.
 type Runtime interface {

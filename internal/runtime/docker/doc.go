@@ -18,6 +18,18 @@
 // Down and Logs find everything through these labels, so they work even
 // when the instance record is gone.
 //
+// # Compose stacks
+//
+// The repository's docker-compose.yml gives its services and its Redis
+// volume the same labels (with the console as component "console"), plus
+// dev.sett.managed-by=compose; Compose adds com.docker.compose.project and,
+// on containers, the project's working directory. List shows such a stack
+// as an instance with Listing.ManagedBy "compose", one per project. Down,
+// DownByName and Up never touch it: Down and DownByName return
+// ErrComposeManaged, naming the `docker-compose down` to run in the
+// project's directory; Up refuses an instance of its name, and (unless
+// forced) one on its workspace, saying the same.
+//
 // Redis is published on loopback only, on a port that was free when Up
 // ran and that stays fixed, so that the record (RedisURL, HTTPAddr) stays
 // right when a container or the daemon restarts; the orchestrator's and

@@ -20,7 +20,14 @@ import (
 // leave cleanly. The Redis volume and the saved password stay unless
 // purge. Down on an instance that has nothing left is not an error.
 //
-// Errors wrap ErrDockerUnavailable or name what could not be removed.
+// What Docker Compose manages (composeProjectOf: the stack of
+// docker-compose.yml, whose labels name the instance too) is never
+// touched: when that is all there is of the instance, Down stops nothing
+// and returns ErrComposeManaged, which names the `docker-compose down`
+// to run instead.
+//
+// Errors wrap ErrDockerUnavailable or ErrComposeManaged, or name what
+// could not be removed.
 func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) error {
 	if rec == nil || rec.Name == "" {
 		return fmt.Errorf("%w: no instance record", ErrInvalidSpec)
@@ -33,8 +40,13 @@ func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) er
 	if err != nil {
 		return fmt.Errorf("docker: list containers of %s: %w", rec.Name, err)
 	}
+	projects := composeProjects{}
 	var daemons, workers, redis []string
 	for _, c := range list.Items {
+		if p, ok := composeProjectOf(c.Labels); ok {
+			projects.add(p)
+			continue
+		}
 		switch c.Labels[LabelComponent] {
 		case ComponentRedis:
 			redis = append(redis, c.ID)
@@ -44,6 +56,36 @@ func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) er
 			daemons = append(daemons, c.ID)
 		}
 	}
+	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: instanceFilter(rec.Name)})
+	if err != nil {
+		return fmt.Errorf("docker: list networks of %s: %w", rec.Name, err)
+	}
+	var networks [][2]string // ID, name
+	for _, n := range nets.Items {
+		if p, ok := composeProjectOf(n.Labels); ok {
+			projects.add(p)
+			continue
+		}
+		networks = append(networks, [2]string{n.ID, n.Name})
+	}
+	var volumes []string
+	if purge {
+		vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: instanceFilter(rec.Name)})
+		if err != nil {
+			return fmt.Errorf("docker: list volumes of %s: %w", rec.Name, err)
+		}
+		for _, v := range vols.Items {
+			if p, ok := composeProjectOf(v.Labels); ok {
+				projects.add(p)
+				continue
+			}
+			volumes = append(volumes, v.Name)
+		}
+	}
+	if err := projects.refuse(rec.Name, len(daemons)+len(workers)+len(redis)+len(networks)+len(volumes), purge); err != nil {
+		return err
+	}
+
 	var errs []error
 	errs = append(errs, r.stopAll(ctx, cli, daemons)...)
 	// Stopping a controller stops its launchers, which remove their own
@@ -53,24 +95,15 @@ func (r *Runtime) Down(ctx context.Context, rec *instance.Record, purge bool) er
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-
-	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: instanceFilter(rec.Name)})
-	if err != nil {
-		return fmt.Errorf("docker: list networks of %s: %w", rec.Name, err)
-	}
-	for _, n := range nets.Items {
-		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("docker: remove network %s: %w", n.Name, err))
+	for _, n := range networks {
+		if _, err := cli.NetworkRemove(ctx, n[0], client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("docker: remove network %s: %w", n[1], err))
 		}
 	}
 	if purge {
-		vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: instanceFilter(rec.Name)})
-		if err != nil {
-			return fmt.Errorf("docker: list volumes of %s: %w", rec.Name, err)
-		}
-		for _, v := range vols.Items {
-			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("docker: remove volume %s: %w", v.Name, err))
+		for _, v := range volumes {
+			if _, err := cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("docker: remove volume %s: %w", v, err))
 			}
 		}
 		if rec.Workspace != "" {

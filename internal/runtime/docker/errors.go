@@ -31,3 +31,9 @@ var ErrNotReady = errors.New("docker: instance did not start")
 // ErrUnknownComponent is returned (wrapped, listing the components) by
 // Logs for a component the instance does not have.
 var ErrUnknownComponent = errors.New("docker: unknown component")
+
+// ErrComposeManaged is returned (wrapped, naming the compose projects and
+// the `docker-compose down` that stops each in its directory) by Down and
+// DownByName when what carries the instance's name was started by Docker
+// Compose (the labels of docker-compose.yml): they stop nothing of it.
+var ErrComposeManaged = errors.New("docker: managed by Docker Compose")

@@ -1,11 +1,12 @@
 package docker
 
 import (
-	"github.com/settdev/sett/internal/instance"
-
 	"path/filepath"
 
 	"github.com/moby/moby/client"
+
+	"github.com/settdev/sett/internal/instance"
+	"github.com/settdev/sett/internal/runtime"
 )
 
 // Labels on everything the runtime creates. Their values are plain names
@@ -13,13 +14,28 @@ import (
 const (
 	// LabelInstance is the instance name (containers, network, volume).
 	LabelInstance = "dev.sett.instance"
-	// LabelComponent is redis, orchestrator, agent or worker (containers).
+	// LabelComponent is redis, orchestrator, agent or worker (containers);
+	// console too in the compose stack.
 	LabelComponent = "dev.sett.component"
 	// LabelAgent is the agent name (agent and worker containers).
 	LabelAgent = "dev.sett.agent"
 	// LabelWorkspace is the absolute workspace path (containers, network,
 	// volume).
 	LabelWorkspace = "dev.sett.workspace"
+	// LabelManagedBy names the tool that manages a stack the runtime did
+	// not start: ManagedByCompose on the services and the volume of the
+	// repository's docker-compose.yml. The runtime never sets it.
+	LabelManagedBy = "dev.sett.managed-by"
+)
+
+// ManagedByCompose is the value of LabelManagedBy on a compose stack.
+const ManagedByCompose = runtime.ManagedByCompose
+
+// Labels that Docker Compose (v1 and v2) sets on what it creates: the
+// project on containers and volumes, its directory on containers only.
+const (
+	LabelComposeProject    = "com.docker.compose.project"
+	LabelComposeWorkingDir = "com.docker.compose.project.working_dir"
 )
 
 // Values of LabelComponent, and the component names of the record and of
@@ -32,6 +48,9 @@ const (
 	// controller agent: Down removes them with the rest, List does not
 	// count them as components.
 	ComponentWorker = "worker"
+	// ComponentConsole is the web console of the compose stack (`sett
+	// ui`); the runtime starts none.
+	ComponentConsole = "console"
 )
 
 // Container ports of the daemons and of Redis.

@@ -30,7 +30,9 @@ const (
 const probeBound = time.Second
 
 // List returns every instance that has containers or a data volume on
-// the daemon, found by the dev.sett.instance label, sorted by name. Each
+// the daemon, found by the dev.sett.instance label, sorted by name; a
+// compose stack (the labels of docker-compose.yml) is one too, with
+// Listing.ManagedBy "compose" and its project and directory. Each
 // component (redis, orchestrator, the agents) maps to one of the
 // Component* states: the daemons are probed on /healthz and Redis with
 // PING through their published ports (concurrently, each bounded by a
@@ -53,30 +55,35 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.Listing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker: list volumes: %w", err)
 	}
-	byName := map[string]*runtime.Listing{}
-	get := func(name, workspace string) *runtime.Listing {
-		l, ok := byName[name]
+	byKey := map[string]*runtime.Listing{}
+	get := func(labels map[string]string) *runtime.Listing {
+		id := listingOf(labels)
+		key := listingKey(id)
+		l, ok := byKey[key]
 		if !ok {
-			l = &runtime.Listing{Name: name, Runtime: instance.RuntimeDocker, Workspace: workspace,
-				Components: map[string]string{}}
-			byName[name] = l
+			l = &id
+			l.Components = map[string]string{}
+			byKey[key] = l
 		}
 		if l.Workspace == "" {
-			l.Workspace = workspace
+			l.Workspace = id.Workspace
+		}
+		if l.ComposeDir == "" {
+			l.ComposeDir = id.ComposeDir
 		}
 		return l
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	running := map[string]int{}
+	running := map[*runtime.Listing]int{}
 	for _, c := range cs.Items {
-		l := get(c.Labels[LabelInstance], c.Labels[LabelWorkspace])
+		l := get(c.Labels)
 		name := componentName(c.Labels)
 		if name == "" {
 			continue
 		}
 		if c.State == container.StateRunning {
-			running[l.Name]++
+			running[l]++
 		}
 		wg.Add(1)
 		go func() {
@@ -89,15 +96,43 @@ func (r *Runtime) List(ctx context.Context) ([]runtime.Listing, error) {
 	}
 	wg.Wait()
 	for _, v := range vols.Items {
-		get(v.Labels[LabelInstance], v.Labels[LabelWorkspace])
+		get(v.Labels)
 	}
-	out := make([]runtime.Listing, 0, len(byName))
-	for _, l := range byName {
-		l.Status = listingStatus(l.Components, running[l.Name])
+	out := make([]runtime.Listing, 0, len(byKey))
+	for _, l := range byKey {
+		l.Status = listingStatus(l.Components, running[l])
 		out = append(out, *l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return listingKey(out[i]) < listingKey(out[j])
+	})
 	return out, nil
+}
+
+// listingOf is the listing (without status and components) that a
+// container or volume belongs to, from its labels: its instance on the
+// docker runtime and, when Docker Compose manages it (composeProjectOf),
+// the compose project and directory.
+func listingOf(labels map[string]string) runtime.Listing {
+	l := runtime.Listing{Name: labels[LabelInstance], Runtime: instance.RuntimeDocker, Workspace: labels[LabelWorkspace]}
+	if p, ok := composeProjectOf(labels); ok {
+		l.ManagedBy = ManagedByCompose
+		l.ComposeProject = p.Name
+		l.ComposeDir = p.WorkingDir
+		l.Workspace = composeWorkspace(labels)
+	}
+	return l
+}
+
+// listingKey tells listings apart: by instance name, and by compose
+// project, so that a compose stack and an instance `sett up` started under
+// the same name, or the stacks of two checkouts (both "compose" unless
+// .env says otherwise), are rows of their own.
+func listingKey(l runtime.Listing) string {
+	return l.Name + "\x00" + l.ManagedBy + "\x00" + l.ComposeProject
 }
 
 // listingStatus summarises an instance from its components' states and

@@ -318,6 +318,11 @@ func checkConflicts(ctx context.Context, cli *client.Client, p *stackPlan, force
 	if len(mine.Items) > 0 {
 		var names []string
 		for _, c := range mine.Items {
+			if cp, ok := composeProjectOf(c.Labels); ok {
+				// `sett down` would refuse: say what stops it.
+				return fmt.Errorf("%w: instance %s runs as a Docker Compose stack (%s): choose another --name, or stop the stack with `docker-compose down` there",
+					ErrAlreadyRunning, p.Instance, cp.where())
+			}
 			names = append(names, containerNameOf(c.Names))
 		}
 		sort.Strings(names)
@@ -333,10 +338,16 @@ func checkConflicts(ctx context.Context, cli *client.Client, p *stackPlan, force
 		return fmt.Errorf("docker: list containers: %w", err)
 	}
 	for _, c := range same.Items {
-		if other := c.Labels[LabelInstance]; other != "" && other != p.Instance {
-			return fmt.Errorf("%w: workspace %s already runs instance %s: stop it with `sett down --name %s`, or pass --force to run both",
-				ErrAlreadyRunning, p.Workspace, other, other)
+		other := c.Labels[LabelInstance]
+		if other == "" || other == p.Instance {
+			continue
 		}
+		if cp, ok := composeProjectOf(c.Labels); ok {
+			return fmt.Errorf("%w: workspace %s already runs instance %s as a Docker Compose stack (%s): stop it with `docker-compose down` there, or pass --force to run both",
+				ErrAlreadyRunning, p.Workspace, other, cp.where())
+		}
+		return fmt.Errorf("%w: workspace %s already runs instance %s: stop it with `sett down --name %s`, or pass --force to run both",
+			ErrAlreadyRunning, p.Workspace, other, other)
 	}
 	return nil
 }
