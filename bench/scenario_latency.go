@@ -36,7 +36,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 var hopStages = []string{
 	"goal written → claim_created (orchestrator: read event, create claim + bid requests)",
 	"claim_created → last bid_submitted (cubs: read inbox, bid; 0 when the rules decide the bids)",
-	"last bid → claim_granted (the last bid's script, or the orchestrator: read bid event, load state, grant)",
+	"last bid → claim_granted (the last bid's script, or the orchestrator: read bid event, load state, grant; 0 when the creating script grants)",
 	"claim_granted → tool main() (cub: read grant, lease, load, spawn)",
 	"tool main() → output artefact_created (tool runs; cub parses, writes)",
 	"output written → workflow_completed (the result's script, or the orchestrator, completes the claim)",
