@@ -134,33 +134,22 @@ type CreatedClaim struct {
 // ErrWorkflowEnded, *BudgetError (ErrBudgetExceeded), ErrNotFound (no
 // workflow), ErrFenced.
 func (c *Client) CreateClaim(ctx context.Context, nc NewClaim) (CreatedClaim, error) {
-	id, created, granted, err := c.createClaim(ctx, nc)
-	r := CreatedClaim{ID: id, Created: created}
-	if granted == "granted" {
-		r.Granted = true
-	} else {
-		r.Held = granted
-	}
-	return r, err
-}
-
-func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, created bool, granted string, err error) {
 	cl := nc.Claim
 	if cl == nil {
-		return "", false, "", fmt.Errorf("%w: claim: nil", ErrInvalid)
+		return CreatedClaim{}, fmt.Errorf("%w: claim: nil", ErrInvalid)
 	}
 	if nc.GrantNow && (nc.GrantPlan == nil || cl.Status != ClaimPendingConsensus || len(cl.ExpectedBidders) > 0 ||
 		len(nc.Inbox) > 0 || cl.Rev != 0) {
-		return "", false, "", fmt.Errorf("%w: claim %s: a grant at creation needs a grant plan, a new claim in %s, "+
+		return CreatedClaim{}, fmt.Errorf("%w: claim %s: a grant at creation needs a grant plan, a new claim in %s, "+
 			"nobody asked to bid and no inbox message", ErrInvalid, cl.ID, ClaimPendingConsensus)
 	}
 	for name, v := range map[string]string{"id": cl.ID, "artefact_id": cl.ArtefactID, "workflow_id": cl.WorkflowID} {
 		if err := ValidateID(v); err != nil {
-			return "", false, "", fmt.Errorf("%w: claim %s: %v", ErrInvalid, name, err)
+			return CreatedClaim{}, fmt.Errorf("%w: claim %s: %v", ErrInvalid, name, err)
 		}
 	}
 	if !cl.Status.Valid() || cl.Status.Final() {
-		return "", false, "", fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
+		return CreatedClaim{}, fmt.Errorf("%w: claim: initial status %q", ErrInvalid, cl.Status)
 	}
 	// Refuse what DecodeClaim would refuse (a context id that is not an
 	// id, a negative iteration, an oversized list...): a stored claim that
@@ -169,7 +158,7 @@ func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, creat
 	probe := *cl
 	probe.CreatedAtMs, probe.UpdatedAtMs, probe.BidDeadlineMs, probe.Priority = 0, 0, 0, 0
 	if _, err := DecodeClaim(EncodeClaim(&probe)); err != nil {
-		return "", false, "", fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
+		return CreatedClaim{}, fmt.Errorf("%w: claim %s would be unreadable: %v", ErrInvalid, cl.ID, err)
 	}
 	req := claimRequest{
 		ID: cl.ID, ArtefactID: cl.ArtefactID, WorkflowID: cl.WorkflowID, Status: string(cl.Status),
@@ -189,7 +178,7 @@ func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, creat
 		bids := make(map[string]string, len(nc.Bids))
 		for agent, b := range nc.Bids {
 			if err := ValidateAgentName(agent); err != nil || !b.Valid() {
-				return "", false, "", fmt.Errorf("%w: claim %s: decided bid %q of agent %q", ErrInvalid, cl.ID, b, agent)
+				return CreatedClaim{}, fmt.Errorf("%w: claim %s: decided bid %q of agent %q", ErrInvalid, cl.ID, b, agent)
 			}
 			bids[agent] = string(b)
 		}
@@ -208,36 +197,39 @@ func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, creat
 		c.keys.Epoch(), c.keys.Grants(cl.ID), c.keys.Bids(cl.ID), c.keys.ApprovalIndex(), c.keys.Running(),
 	}
 	if nc.GrantNow {
+		// A grant at creation sends no inbox message of its own: the
+		// planned agent's keys take the places the inbox keys would.
 		a := nc.GrantPlan.Agent
 		keys = append(keys, c.keys.Waiting(), c.keys.Control(), c.keys.Capacity(),
 			c.keys.AgentGrants(a), c.keys.AgentRunning(a), c.keys.AgentWaiting(a), c.keys.AgentReplicas(a))
-		req.GrantNow = true
-	} else {
-		for len(keys) < 20 {
-			keys = append(keys, c.keys.Claim(cl.ID)) // unused: the same slot
-		}
 	}
 	keys, inbox, err := c.encodeInbox(keys, nc.Inbox)
 	if err != nil {
-		return "", false, "", err
+		return CreatedClaim{}, err
 	}
 	req.Inbox = inbox
+	var plan string
+	if nc.GrantPlan != nil {
+		if plan, err = nc.GrantPlan.encode(c.keys, nc.Epoch); err != nil {
+			return CreatedClaim{}, err
+		}
+		if nc.GrantNow {
+			// Applied (or dropped) by this very script: never stored.
+			req.GrantNow = json.RawMessage(plan)
+		}
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return "", false, "", fmt.Errorf("blackboard: encode request: %w", err)
+		return CreatedClaim{}, fmt.Errorf("blackboard: encode request: %w", err)
 	}
 	fields := claimFields(cl)
 	args := []any{string(body)}
-	if nc.GrantPlan != nil {
-		plan, err := nc.GrantPlan.encode(c.keys, nc.Epoch)
-		if err != nil {
-			return "", false, "", err
-		}
+	if plan != "" && !nc.GrantNow {
 		args = append(args, "grant_plan", plan)
 	}
 	if nc.FinishByResult {
 		if nc.Epoch <= 0 {
-			return "", false, "", fmt.Errorf("%w: claim %s: a finish plan needs the leader epoch it was made under", ErrInvalid, cl.ID)
+			return CreatedClaim{}, fmt.Errorf("%w: claim %s: a finish plan needs the leader epoch it was made under", ErrInvalid, cl.ID)
 		}
 		args = append(args, "finish_plan", strconv.FormatInt(nc.Epoch, 10))
 	}
@@ -253,24 +245,26 @@ func (c *Client) createClaim(ctx context.Context, nc NewClaim) (id string, creat
 	defer cancel()
 	res, err := c.run(octx, c.scripts.createClaim, keys, args...)
 	if err != nil {
-		return "", false, "", err
+		return CreatedClaim{}, err
 	}
 	switch res[0] {
 	case "OK":
-		granted = ""
-		if len(res) > 3 {
-			granted = res[3]
+		r := CreatedClaim{ID: cl.ID, Created: true}
+		if len(res) > 3 && res[3] == "granted" {
+			r.Granted = true
+		} else if len(res) > 3 {
+			r.Held = res[3]
 		}
-		return cl.ID, true, granted, nil
+		return r, nil
 	case "EXISTS":
 		if nc.ByArtefact {
-			return res[1], false, "", nil
+			return CreatedClaim{ID: res[1]}, nil
 		}
 	case "BUDGET_EXCEEDED":
 		limit, _ := strconv.Atoi(res[2])
-		return "", false, "", fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
+		return CreatedClaim{}, fmt.Errorf("claim for artefact %s: %w", cl.ArtefactID, &BudgetError{Which: res[1], Limit: limit})
 	}
-	return "", false, "", fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
+	return CreatedClaim{}, fmt.Errorf("claim %s for artefact %s: %w", cl.ID, cl.ArtefactID, scriptError("create_claim", res))
 }
 
 // claimRequest is create_claim.lua's ARGV[1] (described there); a struct
@@ -298,7 +292,7 @@ type claimRequest struct {
 	Events            []map[string]any `json:"events,omitempty"`
 	Inbox             []inboxArg       `json:"inbox,omitempty"`
 	Counts            bool             `json:"counts,omitempty"`
-	GrantNow          bool             `json:"grant_now,omitempty"`
+	GrantNow          json.RawMessage  `json:"grant_now,omitempty"`
 }
 
 // ClaimPatch lists the claim fields a transition sets; zero values are left

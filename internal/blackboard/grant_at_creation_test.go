@@ -142,6 +142,9 @@ func TestCreateClaimHoldsTheDecidedGrantForTheScheduler(t *testing.T) {
 			if g := grantsOf(t, c, "coder"); len(g) != 0 {
 				t.Errorf("coder got grants %+v", g)
 			}
+			if redistest.Raw(t).HExists(t.Context(), c.Keys().Claim(nc.Claim.ID), "grant_plan").Val() {
+				t.Error("a plan for the grant at creation was stored with the claim; nothing would ever spend it")
+			}
 			if n := len(eventsOf(t, c, blackboard.EventClaimGranted)); n != 0 {
 				t.Errorf("%d claim_granted events, want none", n)
 			}

@@ -111,8 +111,9 @@ func (c *ClaimCreator) OnArtefact(ctx context.Context, ev blackboard.Event) erro
 		nc.Inbox = plan.requests(claimID, ev.WorkflowID, bidTarget{ID: ev.ArtefactID, Type: ev.Field("type"),
 			StructuralType: blackboard.StructuralType(ev.Field("structural_type")), ProducedByRole: ev.Field("produced_by_role")})
 		nc.BidTimeout = c.claims.BidTimeout
-		nc.GrantPlan = c.grantPlan(plan, ev.Field("type"), ev.Field("produced_by_role"))
-		if len(plan.Bidders) == 0 {
+		if len(plan.Bidders) > 0 {
+			nc.GrantPlan = c.grantPlan(plan, ev.Field("type"), ev.Field("produced_by_role"))
+		} else {
 			nc.GrantPlan = c.decidedGrant(plan, cached.bids, ev.Field("type"))
 			nc.GrantNow = nc.GrantPlan != nil
 		}
@@ -219,7 +220,7 @@ func (c *ClaimCreator) planOf(cl *blackboard.Claim, bids, expect map[string]blac
 }
 
 // decidedGrant is the grant to apply at creation (NewClaim.GrantNow) of
-// a claim nobody is asked to bid on: every bid is one the agents' rules
+// a claim nobody is asked to bid on (plan.Bidders is empty): every bid is one the agents' rules
 // decide, recorded with the claim (bids), so the consensus the
 // orchestrator would reach right after creating it is known now. It is
 // nil when that consensus is not a grant to one agent alone (a dead end,
@@ -229,7 +230,7 @@ func (c *ClaimCreator) planOf(cl *blackboard.Claim, bids, expect map[string]blac
 // grant for the scheduler (paused, a contested max_concurrent_claims
 // slot), and the orchestrator then decides as it always did.
 func (c *ClaimCreator) decidedGrant(plan bidPlan, bids map[string]blackboard.Bid, typ string) *blackboard.GrantPlan {
-	if c.cfg.NoBidGrants || len(plan.Bidders) > 0 || len(plan.Absent) > 0 || len(bids) == 0 {
+	if c.cfg.NoBidGrants || len(plan.Absent) > 0 || len(bids) == 0 {
 		return nil
 	}
 	// The script writes the bids itself: the plan need only name the

@@ -14,16 +14,16 @@
 -- KEYS[11] bids HASH                 sett:<i>:claim:<id>:bids
 -- KEYS[12] approvals index ZSET      sett:<i>:index:approvals
 -- KEYS[13] running SET               sett:<i>:scheduler:running
--- KEYS[14] waiting ZSET              sett:<i>:scheduler:waiting
--- KEYS[15] control HASH              sett:<i>:control
--- KEYS[16] capacity HASH             sett:<i>:scheduler:capacity
--- KEYS[17] the planned agent's grants STREAM  sett:<i>:agent:<agent>:grants
--- KEYS[18] its running ZSET                   sett:<i>:agent:<agent>:running
--- KEYS[19] its waiting ZSET                   sett:<i>:agent:<agent>:waiting
--- KEYS[20] its replicas ZSET                  sett:<i>:agent:<agent>:replicas
---          (KEYS[14..20]: any key of the instance without grant_now)
--- KEYS[21..] agent keys (inboxes and their gates' keys) referenced by
---           index from ARGV[1].inbox
+-- KEYS[14..] agent keys (inboxes and their gates' keys) referenced by
+--           index from ARGV[1].inbox; with grant_now (which sends no inbox
+--           message) the planned agent's keys instead:
+--   KEYS[14] waiting ZSET                       sett:<i>:scheduler:waiting
+--   KEYS[15] control HASH                       sett:<i>:control
+--   KEYS[16] capacity HASH                      sett:<i>:scheduler:capacity
+--   KEYS[17] the planned agent's grants STREAM  sett:<i>:agent:<agent>:grants
+--   KEYS[18] its running ZSET                   sett:<i>:agent:<agent>:running
+--   KEYS[19] its waiting ZSET                   sett:<i>:agent:<agent>:waiting
+--   KEYS[20] its replicas ZSET                  sett:<i>:agent:<agent>:replicas
 --
 -- ARGV[1] JSON request:
 --   id, artefact_id, workflow_id, status, epoch,
@@ -47,8 +47,9 @@
 --                    gate} (a gated grant may wait for its agent's slot)
 --   events           list of {channel, name, fields}
 --   claim_channel, workflow_channel
---   grant_now        true: apply the claim's grant_plan field (ARGV) at
---                    creation; see "The grant at creation" below
+--   grant_now        a grant plan (grant_plan.go) to apply at creation,
+--                    never stored with the claim; see "The grant at
+--                    creation" below
 -- ARGV[2..] claim hash field/value pairs (the script adds created_at_ms,
 --   updated_at_ms, priority and bid_deadline_ms).
 --
@@ -69,8 +70,7 @@
 -- The grant at creation (issue 34): when the orchestrator asks nobody to
 -- bid, because the agents' rules decide every bid it records with the
 -- claim, it has already decided the grant those bids lead to with its
--- consensus rules, and sends it as the claim's grant_plan with
--- grant_now. The claim is then provably in pending_consensus with
+-- consensus rules, and sends it as grant_now. The claim is then provably in pending_consensus with
 -- exactly the bids the decision was made from (this script wrote both),
 -- under the epoch checked above, in a running workflow, before any
 -- deadline, so the grant is written here as the last bid's script
@@ -190,18 +190,9 @@ emit_all(KEYS[6], ts, req.events)
 deliver(req.inbox, ts, -(tonumber(wf[3] or '0') or 0), KEYS[7])
 
 local granted = ''
-if req.grant_now then
-  local plan = nil
-  for i = 2, #ARGV, 2 do
-    if ARGV[i] == 'grant_plan' then
-      plan = cjson.decode(ARGV[i + 1])
-    end
-  end
-  if plan == nil then
-    granted = 'no_plan'
-  else
-    granted = plan_held(plan, KEYS[15], KEYS[13], KEYS[14]) or 'granted'
-  end
+local plan = req.grant_now
+if plan ~= nil and plan ~= cjson.null then
+  granted = plan_held(plan, KEYS[15], KEYS[13], KEYS[14]) or 'granted'
   if granted == 'granted' then
     grant_planned({claim = 1, grants = 10, running = 13, timers = 8, events = 6, workflow = 7, inbox = 17,
       agent_running = 18, agent_waiting = 19, replicas = 20, capacity = 16, control = 15}, plan,

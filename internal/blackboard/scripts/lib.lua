@@ -373,7 +373,7 @@ end
 -- attempt and the field naming the agent, the grant token, the scheduler
 -- slot, the lease check timer, the claim_transitioned and claim_granted
 -- events, and the grant message through the agent's gate (it may wait
--- for one of the agent's slots). The plan field is dropped: it is spent.
+-- for one of the agent's slots).
 -- k names, by KEYS index: claim, grants, running, timers, events,
 -- workflow, and the agent's inbox (its grants stream), agent_running,
 -- agent_waiting, replicas, capacity, control. c holds the claim's id,
@@ -383,7 +383,6 @@ local function grant_planned(k, plan, c, ts, channel, by)
   local rev = (tonumber(c.rev or '0') or 0) + 1
   redis.call('HSET', KEYS[k.claim], 'status', plan.status, 'rev', tostring(rev), 'updated_at_ms', tostring(ts),
     'attempts', '1', plan.field, plan.named)
-  redis.call('HDEL', KEYS[k.claim], 'grant_plan')
   redis.call('HSET', KEYS[k.grants], plan.agent, '1')
   redis.call('SADD', KEYS[k.running], c.id)
   redis.call('ZADD', KEYS[k.timers], ts + (tonumber(plan.timer_ms or 0) or 0), c.id)

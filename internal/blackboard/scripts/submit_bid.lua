@@ -102,6 +102,7 @@ local function grant_now(req, expected, bids, ts)
     return 'other_agent'
   end
 
+  redis.call('HDEL', KEYS[2], 'grant_plan') -- spent
   grant_planned({claim = 2, grants = 13, running = 9, timers = 8, events = 3, workflow = 6, inbox = 14,
     agent_running = 15, agent_waiting = 16, replicas = 17, capacity = 12, control = 11}, plan,
     {id = req.claim_id, workflow_id = c[7] or '', artefact_id = c[6] or '', rev = c[3], priority = c[4]},
