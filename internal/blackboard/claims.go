@@ -501,16 +501,21 @@ func (c *Client) TransitionClaim(ctx context.Context, t Transition) (TransitionR
 	if set := t.Set.fields(); len(set) > 0 {
 		req["set"] = set
 	}
-	if len(t.IgnoreBids) > 0 {
-		req["ignore_bids"] = t.IgnoreBids
-	}
-	if len(t.Bids) > 0 {
-		bids := make(map[string]string, len(t.Bids))
+	if len(t.Bids) > 0 || len(t.IgnoreBids) > 0 {
+		// One list for the script: a silent agent's ignore and a decided
+		// bid are both written only where no bid is stored (HSETNX).
+		bids := make(map[string]string, len(t.Bids)+len(t.IgnoreBids))
 		for agent, b := range t.Bids {
 			if err := ValidateAgentName(agent); err != nil || !b.Valid() {
 				return TransitionResult{}, fmt.Errorf("%w: transition of claim %s: decided bid %q of agent %q", ErrInvalid, t.ClaimID, b, agent)
 			}
 			bids[agent] = string(b)
+		}
+		for _, agent := range t.IgnoreBids {
+			if err := ValidateAgentName(agent); err != nil {
+				return TransitionResult{}, fmt.Errorf("%w: transition of claim %s: ignore of agent %q", ErrInvalid, t.ClaimID, agent)
+			}
+			bids[agent] = string(BidIgnore)
 		}
 		req["bids"] = flatten(bids)
 	}

@@ -26,10 +26,10 @@
 --   rev              the rev the caller saw (compare; -1 skips)
 --   to               the new status
 --   set              flat list of claim fields to set
---   ignore_bids      agents whose missing bid becomes 'ignore' (HSETNX)
---   bids             flat list agent, bid, ... decided without asking (an
---                    approved claim's consensus starting); an existing bid
---                    is kept (HSETNX)
+--   bids             flat list agent, bid, ... recorded where the agent has
+--                    no bid yet (HSETNX): 'ignore' for agents that did not
+--                    bid in time, and bids decided without asking (an
+--                    approved claim's consensus starting)
 --   grants           flat list agent, token
 --   clear_outputs    agents whose output and failure mark are removed (a
 --                    retry: the agent delivers again under a new token)
@@ -155,11 +155,6 @@ if req.from == 'pending_consensus' and req.to ~= 'pending_consensus' then
   redis.call('HDEL', KEYS[1], 'grant_plan')
 end
 
-if req.ignore_bids ~= nil and req.ignore_bids ~= cjson.null then
-  for _, agent in ipairs(req.ignore_bids) do
-    redis.call('HSETNX', KEYS[7], agent, 'ignore')
-  end
-end
 if req.bids ~= nil and req.bids ~= cjson.null then
   for i = 1, #req.bids, 2 do
     redis.call('HSETNX', KEYS[7], req.bids[i], req.bids[i + 1])
